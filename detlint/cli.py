@@ -1,0 +1,208 @@
+"""Command line: ``detlint [check] PATHS``, ``detlint rule CODE``; exit 0 clean, 1 findings, 2 errors."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence, TextIO
+
+from . import __version__
+from .config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option
+from .kb import KnowledgeBaseError
+
+SUBCOMMANDS = ("check", "rule")
+
+
+def _codes(text: str) -> list[str]:
+    return [c.strip().upper() for c in text.split(",") if c.strip()]
+
+
+def _per_file_ignores(values: Optional[list[str]]) -> Optional[dict[str, list[str]]]:
+    if not values:
+        return None
+    out: dict[str, list[str]] = {}
+    for value in values:
+        for item in value.split(" "):
+            if not item.strip():
+                continue
+            pattern, sep, codes = item.rpartition(":")
+            if not sep or not pattern:
+                raise ConfigError(f"--per-file-ignores: expected PATTERN:CODES, got {item!r}")
+            out.setdefault(pattern, []).extend(_codes(codes))
+    return out
+
+
+def check_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="detlint", description="Find what makes TensorFlow/Keras training non-reproducible.",
+        epilog="Other commands: 'detlint rule CODE' prints a rule's documentation.")
+    p.add_argument("paths", nargs="*", default=[], help="files or folders to check ('-' reads stdin)")
+    p.add_argument("--version", action="version", version=f"detlint {__version__}")
+    p.add_argument("--select", type=_codes, help="codes or prefixes to enable (default DET)")
+    p.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable in addition")
+    p.add_argument("--ignore", type=_codes, help="codes or prefixes to disable")
+    p.add_argument("--extend-ignore", type=_codes, help="codes or prefixes to disable in addition")
+    p.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODES",
+                   help="ignore codes in matching files, e.g. 'tests/*:DET101,DET201'")
+    p.add_argument("--exclude", type=lambda s: [x for x in s.split(",") if x], help="globs to skip")
+    p.add_argument("--extend-exclude", type=lambda s: [x for x in s.split(",") if x])
+    p.add_argument("--force-exclude", action="store_true",
+                   help="apply excludes (and .gitignore) to files named on the command line too")
+    p.add_argument("--entry-points", type=lambda s: [x for x in s.split(",") if x],
+                   help="globs of files that are programs even without a main guard")
+    p.add_argument("--tf-version", help="target TensorFlow version, e.g. 2.15")
+    p.add_argument("--keras-version", type=int, choices=(2, 3), help="Keras major version (default: from TF)")
+    p.add_argument("--seed", type=int, help="seed value fixes write (default 42)")
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default concise")
+    p.add_argument("-o", "--output-file", help="write the report to a file")
+    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--stdin-filename", help="the name of the file read from stdin")
+    p.add_argument("--config", type=Path, help="pyproject.toml to read [tool.detlint] from")
+    p.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    p.add_argument("--show-settings", action="store_true",
+                   help="print the target version, where it came from, and the effective settings")
+    p.add_argument("--show-files", action="store_true", help="print the files that would be checked")
+    return p
+
+
+def rule_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="detlint rule", description="Print a rule's documentation.")
+    p.add_argument("code", nargs="?", help="a rule code such as DET201, or its name")
+    p.add_argument("--all", action="store_true", help="list every rule")
+    p.add_argument("--markdown", action="store_true", help="with --all: the full docs page (docs/rules.md)")
+    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    return p
+
+
+def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "select": args.select, "extend-select": args.extend_select, "ignore": args.ignore,
+        "per-file-ignores": _per_file_ignores(args.per_file_ignores), "exclude": args.exclude,
+        "extend-exclude": args.extend_exclude, "entry-points": args.entry_points,
+        "keras-version": args.keras_version, "seed": args.seed, "output-format": args.output_format,
+        "extend-ignore": args.extend_ignore,
+    }
+    if args.tf_version is not None:
+        out["tensorflow-version"] = str(parse_version_option(args.tf_version, "--tf-version"))
+    return out
+
+
+def run_check(argv: Sequence[str], out: TextIO) -> int:
+    from .engine import Linter
+    from .discovery import discover
+    from .output import emit, write_statistics
+
+    args = check_parser().parse_args(list(argv))
+    paths = [Path(p) for p in (args.paths or ["."])]
+    stdin_mode = [str(p) for p in paths] == ["-"]
+    anchor = [Path(args.stdin_filename)] if stdin_mode and args.stdin_filename else (
+        [] if stdin_mode else paths)
+    settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated)
+    if args.show_settings:
+        out.write(json.dumps(settings.describe(), indent=2) + "\n")
+        return 0
+    linter = Linter(settings)
+    if stdin_mode:
+        name = args.stdin_filename or "-"
+        virtual = Path(name if args.stdin_filename else "stdin.py")
+        data = sys.stdin.buffer.read()
+        from .engine import read_source
+        source = read_source(virtual, data)
+        files = [virtual]
+        if source.text is not None:
+            linter.set_source(virtual, source.text)
+        else:
+            linter._facts[virtual.resolve()] = __import__("detlint.ftypes", fromlist=["FileFacts"]).FileFacts(
+                path=name, error=source.error)
+        diags = linter.lint_file(virtual, name)
+    else:
+        files = discover(paths, settings, force_exclude=args.force_exclude)
+        if args.show_files:
+            out.write("".join(f"{linter.display(f)}\n" for f in files))
+            return 0
+        diags = linter.run(files).diagnostics
+
+    stream: TextIO = out
+    handle = None
+    if args.output_file:
+        handle = open(args.output_file, "w", encoding="utf-8")
+        stream = handle
+    try:
+        cache: dict[str, list[str]] = {}
+
+        def source_lines(path: str) -> list[str]:
+            if path not in cache:
+                try:
+                    cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+                except OSError:
+                    cache[path] = []
+            return cache[path]
+
+        emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream)
+        if args.statistics:
+            write_statistics(diags, stream)
+    finally:
+        if handle:
+            handle.close()
+    return 1 if diags and not args.exit_zero else 0
+
+
+def run_rule(argv: Sequence[str], out: TextIO) -> int:
+    from .docs import rule_markdown, rules_page
+    from .kb import load
+
+    args = rule_parser().parse_args(list(argv))
+    kb = load()
+    if args.all:
+        if args.markdown:
+            out.write(rules_page(kb))
+        elif args.output_format == "json":
+            out.write(json.dumps([{"code": r.code, "name": r.name, "scope": r.scope, "summary": r.summary}
+                                  for r in kb.rules.values()], indent=2) + "\n")
+        else:
+            for rule in kb.rules.values():
+                out.write(f"{rule.code}  {rule.name:<34} {rule.summary}\n")
+        return 0
+    if not args.code:
+        raise ConfigError("detlint rule: give a rule code (e.g. DET201) or --all")
+    key = args.code.upper()
+    rule = kb.rules.get(key) or next((r for r in kb.rules.values() if r.name == args.code), None)
+    if rule is None:
+        raise ConfigError(f"unknown rule {args.code!r}; 'detlint rule --all' lists them")
+    if args.output_format == "json":
+        out.write(json.dumps({"code": rule.code, "name": rule.name, "summary": rule.summary,
+                              "explanation": rule_markdown(rule)}, indent=2) + "\n")
+    else:
+        out.write(rule_markdown(rule))
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    try:
+        if argv and argv[0] == "rule":
+            return run_rule(argv[1:], out)
+        if argv and argv[0] == "check":
+            argv = argv[1:]
+        return run_check(argv, out)
+    except (ConfigError, KnowledgeBaseError) as exc:
+        sys.stderr.write(f"detlint: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # never a traceback at a user
+        if os.environ.get("DETLINT_DEBUG"):
+            raise
+        sys.stderr.write(f"detlint: internal error: {type(exc).__name__}: {exc}\n"
+                         "please report it with the file that triggered it\n")
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""One libcst walk per file: resolves import aliases and records every knowledge-base match.
+
+No metadata provider but positions is used; aliases (``import tensorflow as tf``,
+``from tensorflow.keras import layers as L``, ``tf.compat.v1``) are tracked here, in the same
+walk. The result, ``FileFacts``, does not depend on the target version, so it can be cached.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from . import names
+from .conditions import MISSING, check, check_kwargs, dotted, literal
+from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref
+from .kb import KnowledgeBase
+
+NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+FILE_NOQA_RE = re.compile(r"^\s*#\s*(?:flake8|detlint)[:=]\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
+ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.__setitem__"}
+KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": "tf.keras",
+                  "tensorflow.python.keras": "tf.keras", "tensorflow.compat.v1.keras": "tf.keras"}
+
+Node = Union[cst.CSTNode]
+
+
+def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
+    """Line -> codes (None = every code), and whether the file opts out as a whole."""
+    out: dict[int, Optional[frozenset[str]]] = {}
+    if "noqa" not in source.lower():
+        return out, False
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        match = NOQA_RE.search(line)
+        if match:
+            codes = match.group("codes")
+            out[lineno] = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else None
+    return out, bool(FILE_NOQA_RE.search(source))
+
+
+class Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, kb: KnowledgeBase, facts: FileFacts) -> None:
+        super().__init__()
+        self.kb = kb
+        self.facts = facts
+        self.aliases: dict[str, str] = {}
+        self.star_modules: list[str] = []
+        self.instances: dict[str, str] = {}
+        self.constants: dict[str, Any] = {}
+        self.scope: list[str] = []
+        self.classes: list[str] = []
+        self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
+        self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
+
+    # ---- names -------------------------------------------------------------------------------
+    def qualify(self, name: Optional[str]) -> Optional[str]:
+        if not name:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            if head in self.instances:
+                target = self.instances[head]
+            else:
+                for module in self.star_modules:
+                    guess = f"{module}.{head}"
+                    if any(c in self.kb.index["call"] for c in names.candidates(guess)):
+                        target = guess
+                        break
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def value(self, node: cst.BaseExpression) -> Any:
+        return literal(node, self.qualify, self.constants)
+
+    @property
+    def current_scope(self) -> Optional[str]:
+        return self.scope[0] if self.scope else None
+
+    def pos(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        rng = self.get_metadata(PositionProvider, node)
+        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+
+    def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "") -> None:
+        line, col, end_line, end_col = self.pos(node)
+        self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail))
+
+    # ---- imports -----------------------------------------------------------------------------
+    def _note_module(self, module: str, node: cst.CSTNode) -> None:
+        self.facts.import_lines.setdefault(module, self.pos(node)[0])
+        top = module.split(".")[0]
+        for prefix in self.framework_imports:
+            if module == prefix or module.startswith(prefix + "."):
+                self.facts.frameworks.add(top)
+        for prefix, flavour in KERAS_FLAVOURS.items():
+            if module == prefix or module.startswith(prefix + "."):
+                self.facts.keras_flavours.add(flavour)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            module = dotted(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = module
+            else:
+                head = module.split(".")[0]
+                self.aliases[head] = head
+            self._note_module(module, node)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.facts.imports[alias.asname.name.value] = module
+            else:
+                self.facts.imports[module.split(".")[0]] = module.split(".")[0]
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = dotted(node.module) if node.module is not None else ""
+        level = len(node.relative)
+        line = self.pos(node)[0]
+        if level:
+            self.facts.relative_imports.append((level, module or "", line))
+            base = "." * level + (module or "")
+        else:
+            base = module or ""
+            self._note_module(base, node)
+        if isinstance(node.names, cst.ImportStar):
+            if not level:
+                self.star_modules.append(base)
+            return
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            qual = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+            self.aliases[local] = qual
+            self.facts.imports[local] = qual
+            if not level:
+                self._note_module(qual, node)
+
+    # ---- scopes ------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
+            name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
+            self.scope.append(name)
+            self.facts.functions.setdefault(name, self.pos(node)[0])
+            if self.classes and self.depth == 1:
+                self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
+        else:
+            self.scope.append(self.scope[-1] if self.scope else node.name.value)
+        self.depth += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+        self.scope.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.depth == 0:
+            self.classes.append(node.name.value)
+            self.facts.classes.setdefault(node.name.value, [])
+        else:
+            self.classes.append(f"{self.classes[-1] if self.classes else ''}.{node.name.value}")
+        self.depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.depth -= 1
+        self.classes.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.depth == 0 and self.facts.main_guard is None and _is_main_guard(node.test):
+            self.facts.main_guard = self.pos(node)[0]
+
+    # ---- assignments -------------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._assigned(target.target, node.value, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assigned(node.target, node.value, node)
+
+    def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression, stmt: cst.CSTNode) -> None:
+        if isinstance(target, cst.Subscript):
+            base = self.qualify(dotted(target.value))
+            if base == "os.environ" and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                self.env_set(self.value(target.slice[0].slice.value), value, stmt, "assign")
+            return
+        if isinstance(target, cst.Attribute):
+            owner = dotted(target.value)
+            owner_type = self.instances.get(owner) if owner else None
+            qual = f"{owner_type}.{target.attr.value}" if owner_type else self.qualify(dotted(target))
+            if qual:
+                self.match_names("attr-assign", qual, stmt, value=self.value(value))
+            return
+        if isinstance(target, cst.Name):
+            name = target.value
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                qual = self.qualify(dotted(value))
+                if qual:  # layers = tf.keras.layers
+                    self.aliases[name] = qual
+                    return
+            if isinstance(value, cst.Call):
+                qual = self.qualify(dotted(value.func))
+                if qual:
+                    self.instances[name] = names.candidates(qual)[0]
+                    return
+            if self.depth == 0:
+                known = self.value(value)
+                if isinstance(known, (str, dict, int, float)):
+                    self.constants[name] = known
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._assigned(element.value, cst.Name("_unknown_"), stmt)
+
+    def env_set(self, key: Any, value_node: Optional[cst.BaseExpression], stmt: cst.CSTNode, how: str) -> None:
+        if not isinstance(key, str):
+            return
+        value = self.value(value_node) if value_node is not None else UNKNOWN
+        self.env_value(key, value, stmt, how)
+
+    def env_value(self, key: str, value: Any, stmt: cst.CSTNode, how: str) -> None:
+        value = value if isinstance(value, str) or value is UNKNOWN else (
+            str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN)
+        for owner, i in self.kb.index["env"].get(key, ()):
+            matcher = self.kb.matcher(owner, i)
+            if matcher.value is None or check(matcher.value, value):
+                detail = f"{how}:{'?' if value is UNKNOWN else value}"
+                self.hit(owner, i, key, stmt, detail)
+
+    # ---- expressions -------------------------------------------------------------------------
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, (cst.Attribute, cst.Name)):
+            qual = self.qualify(dotted(node.value))
+            if qual:
+                self.match_names("bare", qual, node.value)
+
+    def match_names(self, kind: str, qual: str, node: cst.CSTNode, call: Optional[cst.Call] = None,
+                    value: Any = MISSING, written: Optional[str] = None) -> bool:
+        matched = False
+        for candidate in names.candidates(qual):
+            for owner, i in self.kb.index[kind].get(candidate, ()):
+                matcher = self.kb.matcher(owner, i)
+                detail = ""
+                if call is not None and matcher.kwargs:
+                    found = check_kwargs(call, matcher.kwargs, self.value)
+                    if found is None:
+                        continue
+                    detail = found
+                if matcher.value is not None and value is not MISSING and not check(matcher.value, value):
+                    continue
+                shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
+                self.hit(owner, i, shown, node, detail)
+                matched = True
+            if matched:
+                break
+        return matched
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted(node.func)
+        qual = self.qualify(name)
+        if qual:
+            if qual in ENV_CALLS or qual == "os.environ.update":
+                self.env_call(qual, node)
+            self.match_names("call", qual, node, call=node, written=name)
+        if isinstance(node.func, cst.Attribute):
+            receiver = dotted(node.func.value)
+            receiver_is_module = receiver is not None and receiver.split(".")[0] in self.aliases and \
+                receiver not in self.instances
+            if not receiver_is_module:
+                method = node.func.attr.value
+                for owner, i in self.kb.index["method"].get(method, ()):
+                    matcher = self.kb.matcher(owner, i)
+                    detail = ""
+                    if matcher.kwargs:
+                        found = check_kwargs(node, matcher.kwargs, self.value)
+                        if found is None:
+                            continue
+                        detail = found
+                    self.hit(owner, i, name or method, node, detail)
+        # the call graph: which project functions may run here
+        line, col = self.pos(node)[:2]
+        if name:
+            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
+        for arg in node.args:
+            if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                ref = dotted(arg.value)
+                if ref:
+                    self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+
+    def env_call(self, qual: str, node: cst.Call) -> None:
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if qual in ENV_CALLS:
+            if args:
+                self.env_set(self.value(args[0].value), args[1].value if len(args) > 1 else None, node,
+                             qual.rsplit(".", 1)[-1])
+            return
+        # os.environ.update({...}) / update(NAME=...) / update(mapping_constant)
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.env_set(arg.keyword.value, arg.value, node, "update")
+            elif not arg.star or arg.star == "**":
+                mapping = self.value(arg.value)
+                if isinstance(mapping, dict):
+                    for key, value in mapping.items():
+                        self.env_value(key, value, node, "update")
+
+    def visit_For(self, node: cst.For) -> None:
+        # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v
+        it = node.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items":
+            mapping = self.value(it.func.value)
+            if isinstance(mapping, dict) and _loop_sets_environ(node, self.qualify):
+                for key, value in mapping.items():
+                    self.env_value(key, value, node, "assign")
+
+
+def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Subscript(self, sub: cst.Subscript) -> None:
+            nonlocal found
+            if resolve(dotted(sub.value)) == "os.environ":
+                found = True
+
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            if resolve(dotted(call.func)) in ENV_CALLS | {"os.environ.update"}:
+                found = True
+
+    node.body.visit(Finder())
+    return found
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    has_name = any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides)
+    has_main = any(isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides)
+    return has_name and has_main and isinstance(test.comparisons[0].operator, cst.Equal)
+
+
+def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
+    """Parse ``source`` once and return its facts (or the parse error, as DET001 material)."""
+    facts = FileFacts(path=path)
+    facts.noqa, facts.file_noqa = parse_noqa(source)
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        facts.error = f"syntax error: {exc.message}"
+        facts.error_line, facts.error_col = exc.raw_line, max(exc.raw_column, 0)
+        return facts
+    except Exception as exc:  # libcst raises a few other types on odd input
+        facts.error = f"cannot parse: {exc}"
+        return facts
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts))
+    return facts

@@ -1,0 +1,176 @@
+"""Static values of expressions and the argument conditions of knowledge-base matchers."""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional, Sequence
+
+import libcst as cst
+
+from .ftypes import UNKNOWN, Ref
+from .kb import Condition
+
+MISSING = object()
+
+
+def literal(node: cst.BaseExpression, resolve: Callable[[str], Optional[str]],
+            constants: dict[str, Any]) -> Any:
+    """The value of ``node`` if it is known without running the code, else ``UNKNOWN``."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value.decode("latin-1") if isinstance(value, bytes) else (UNKNOWN if value is None else value)
+    if isinstance(node, cst.Integer):
+        return int(node.value.replace("_", ""), 0)
+    if isinstance(node, cst.Float):
+        return float(node.value.replace("_", ""))
+    if isinstance(node, cst.Name):
+        if node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        if node.value in constants:
+            return constants[node.value]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal(node.expression, resolve, constants)
+        return -inner if isinstance(inner, (int, float)) else UNKNOWN
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = literal(node.left, resolve, constants), literal(node.right, resolve, constants)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        return UNKNOWN
+    if isinstance(node, cst.FormattedString):
+        parts = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(part.value)
+            else:
+                value = literal(part.expression, resolve, constants)
+                if value is UNKNOWN or isinstance(value, (Ref, dict)):
+                    return UNKNOWN
+                parts.append(str(value))
+        return "".join(parts)
+    if isinstance(node, cst.Dict):
+        out: dict[Any, Any] = {}
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                return UNKNOWN
+            key = literal(element.key, resolve, constants)
+            if not isinstance(key, str):
+                return UNKNOWN
+            out[key] = literal(element.value, resolve, constants)
+        return out
+    if isinstance(node, cst.Call):
+        name = dotted(node.func)
+        args = node.args
+        if name == "str" and len(args) == 1 and args[0].keyword is None:
+            value = literal(args[0].value, resolve, constants)
+            return UNKNOWN if value is UNKNOWN or isinstance(value, (Ref, dict)) else str(value)
+        if name == "dict" and all(a.keyword is not None for a in args):
+            return {a.keyword.value: literal(a.value, resolve, constants) for a in args if a.keyword}
+        return UNKNOWN
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        name = dotted(node)
+        qual = resolve(name) if name else None
+        return Ref(qual or name) if name else UNKNOWN
+    return UNKNOWN
+
+
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a chain of names, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip().lower()
+    if isinstance(value, Ref):
+        return value.name.lower()
+    return value
+
+
+def _equal(value: Any, expected: Any) -> bool:
+    if isinstance(value, Ref):
+        return isinstance(expected, str) and (value.name == expected or value.name.endswith("." + expected))
+    if isinstance(value, bool) or isinstance(expected, bool):
+        return type(value) is type(expected) and value == expected
+    if isinstance(value, str) and isinstance(expected, str):
+        return _norm(value) == _norm(expected)
+    return value == expected
+
+
+def check(cond: Condition, value: Any) -> bool:
+    """Does an argument value (``MISSING`` when absent) satisfy ``cond``?
+
+    Conditions describe the case to report, so a value that cannot be known statically never
+    satisfies one (detlint only reports what it can show).
+    """
+    spec = cond.spec
+    absent = value is MISSING or value is None
+    if "missing" in spec and bool(spec["missing"]) != absent:
+        return False
+    if "present" in spec and bool(spec["present"]) == absent:
+        return False
+    if value is MISSING:
+        if "default" not in spec:
+            return not any(k in spec for k in ("eq", "in", "gt", "ge", "lt", "le", "contains"))
+        value = spec["default"]
+    if value is UNKNOWN:
+        return not any(k in spec for k in ("eq", "ne", "in", "not-in", "gt", "ge", "lt", "le",
+                                           "contains", "not-contains"))
+    if "eq" in spec and not _equal(value, spec["eq"]):
+        return False
+    if "ne" in spec and _equal(value, spec["ne"]):
+        return False
+    if "in" in spec and not any(_equal(value, item) for item in spec["in"]):
+        return False
+    if "not-in" in spec and any(_equal(value, item) for item in spec["not-in"]):
+        return False
+    for key, test in (("gt", lambda a, b: a > b), ("ge", lambda a, b: a >= b),
+                      ("lt", lambda a, b: a < b), ("le", lambda a, b: a <= b)):
+        if key in spec:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not test(value, spec[key]):
+                return False
+    if "contains" in spec and not (isinstance(value, str) and re.search(spec["contains"], value)):
+        return False
+    if "not-contains" in spec and isinstance(value, str) and re.search(spec["not-contains"], value):
+        return False
+    return True
+
+
+def argument(call: cst.Call, name: str, pos: Optional[int]) -> Optional[cst.BaseExpression]:
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    if pos is not None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) > pos:
+            return positional[pos].value
+    return None
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(a.star for a in call.args)
+
+
+def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
+                 value_of: Callable[[cst.BaseExpression], Any]) -> Optional[str]:
+    """None if any condition fails, else a short description of the matched arguments."""
+    details: list[str] = []
+    for name, cond in conditions.items():
+        node = argument(call, name, cond.pos)
+        if node is None and has_star_args(call):
+            return None  # **kwargs may carry it
+        value = MISSING if node is None else value_of(node)
+        if not check(cond, value):
+            return None
+        if node is not None:
+            details.append(f"{name}={value!r}" if not isinstance(value, Ref) else f"{name}={value.name}")
+    return ", ".join(details)
+
+
+def sequence_of_strings(values: Sequence[Any]) -> bool:
+    return all(isinstance(v, str) for v in values)

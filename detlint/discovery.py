@@ -1,0 +1,77 @@
+"""Which files a run looks at: folders walked, default and configured excludes, .gitignore."""
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+from .config import ConfigError, Settings
+
+SOURCE_SUFFIXES = (".py", ".ipynb")
+DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
+                    "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache",
+                    ".ruff_cache", ".detlint_cache", ".ipynb_checkpoints", "__pypackages__")
+
+
+def _matches(path: Path, root: Path, patterns: Iterable[str]) -> bool:
+    try:
+        rel = path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern) \
+                or fnmatch.fnmatch(rel, pattern + "/*") or any(fnmatch.fnmatch(part, pattern)
+                                                             for part in Path(rel).parts[:-1]):
+            return True
+    return False
+
+
+def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
+    if not files or not (root / ".git").exists():
+        return set()
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+                              input="\0".join(str(f) for f in files).encode(), capture_output=True,
+                              timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {Path(p).resolve() for p in proc.stdout.decode(errors="replace").split("\0") if p}
+
+
+def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
+    """Files to lint, in a stable order. Missing paths are a usage error (exit 2)."""
+    root = settings.project_root
+    excludes = list(DEFAULT_EXCLUDES) + settings.exclude + settings.extend_exclude
+    found: list[Path] = []
+    walked: list[Path] = []
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise ConfigError(f"{path}: no such file or directory")
+        if path.is_dir():
+            for dirpath, dirnames, filenames in os.walk(path):
+                here = Path(dirpath)
+                dirnames[:] = sorted(d for d in dirnames if not _matches(here / d, root, excludes))
+                for name in sorted(filenames):
+                    candidate = here / name
+                    if name.endswith(SOURCE_SUFFIXES) and not _matches(candidate, root, excludes):
+                        walked.append(candidate)
+        elif force_exclude and _matches(path, root, excludes):
+            continue
+        else:
+            found.append(path)
+    if settings.respect_gitignore:
+        ignored = _git_ignored(root, walked + (found if force_exclude else []))
+        walked = [p for p in walked if p.resolve() not in ignored]
+        if force_exclude:
+            found = [p for p in found if p.resolve() not in ignored]
+    seen: set[Path] = set()
+    out = []
+    for path in found + walked:
+        key = path.absolute()
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out

@@ -1,0 +1,58 @@
+"""Rule documentation rendered from the knowledge base (``detlint rule``, docs/rules.md, SARIF)."""
+from __future__ import annotations
+
+from .kb import KnowledgeBase, Rule
+
+SECTION_TITLES = (("what", "What it does"), ("why", "Why is this bad?"), ("example", "Example"),
+                  ("use-instead", "Use instead"), ("fix-safety", "Fix safety"), ("options", "Options"),
+                  ("references", "References"))
+CODE_SECTIONS = {"example", "use-instead"}
+DOCS_URL = "docs/rules.md#{anchor}"  # relative to the project that ships detlint
+
+
+def rule_url(rule: Rule) -> str:
+    return DOCS_URL.format(anchor=f"{rule.name}-{rule.code.lower()}")
+
+
+def versions_line(rule: Rule) -> str:
+    if not rule.fixes:
+        return ""
+    parts = []
+    for fix in rule.fixes:
+        parts.append(f"- TF {fix.versions}: {fix.title} ({fix.safety})")
+    return "\n".join(parts)
+
+
+def rule_markdown(rule: Rule, level: int = 1) -> str:
+    head = "#" * level
+    out = [f"{head} {rule.name} ({rule.code})", "", rule.summary, ""]
+    for key, title in SECTION_TITLES:
+        value = rule.doc.get(key)
+        if value is None:
+            continue
+        out.append(f"{head}# {title}")
+        if key == "references":
+            out.extend(f"- [{ref['title']}]({ref['url']})" if ref.get("url") else f"- {ref['title']}"
+                       for ref in value)
+        elif key in CODE_SECTIONS:
+            out.extend(["```python", str(value).rstrip(), "```"])
+        else:
+            out.append(str(value).rstrip())
+        if key == "fix-safety" and rule.fixes:
+            out.extend(["", "Fix by TensorFlow version:", versions_line(rule)])
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def rules_page(kb: KnowledgeBase) -> str:
+    """docs/rules.md: every rule, generated; a test fails when it drifts from the YAML."""
+    out = ["# detlint rules", "",
+           "Generated from `rules/*.yaml` by `detlint rule --all --markdown`; do not edit by hand.", "",
+           "| code | name | scope | summary |", "|---|---|---|---|"]
+    for rule in kb.rules.values():
+        out.append(f"| [{rule.code}](#{rule.name}-{rule.code.lower()}) | {rule.name} | {rule.scope} | "
+                   f"{rule.summary} |")
+    out.append("")
+    for rule in kb.rules.values():
+        out.append(rule_markdown(rule, level=2))
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,114 @@
+"""Plain data types shared by the engine, the outputs and the flake8 adapter."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+class Unknown:
+    """A value the linter cannot know statically (a variable, a call result)."""
+
+    _instance: Optional["Unknown"] = None
+
+    def __new__(cls) -> "Unknown":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A dotted name used as a value, e.g. ``tf.image.ResizeMethod.NEAREST_NEIGHBOR``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One place in a file where a knowledge-base matcher matched.
+
+    ``owner`` is ``rule:DET105``, ``group:tf-seeders`` or ``op:TF-BINCOUNT``; ``index`` is the
+    matcher's position in that owner's list. Hits do not depend on the target version, so they
+    can be cached; version conditions are applied when rules are evaluated.
+    """
+
+    owner: str
+    index: int
+    api: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    scope: Optional[str]
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call (or a function passed as an argument) that may run project code."""
+
+    target: str
+    line: int
+    col: int
+    scope: Optional[str]
+
+
+@dataclass
+class FileFacts:
+    """Everything one walk of one file yields; independent of the target version."""
+
+    path: str
+    hits: list[Hit] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    functions: dict[str, int] = field(default_factory=dict)  # scope name -> line of its def
+    classes: dict[str, list[str]] = field(default_factory=dict)  # class -> method names
+    imports: dict[str, str] = field(default_factory=dict)  # local alias -> qualified name
+    import_lines: dict[str, int] = field(default_factory=dict)  # imported module -> first line
+    relative_imports: list[tuple[int, str, int]] = field(default_factory=list)  # (level, module, line)
+    frameworks: set[str] = field(default_factory=set)
+    keras_flavours: set[str] = field(default_factory=set)
+    main_guard: Optional[int] = None
+    noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
+    file_noqa: bool = False
+    error: Optional[str] = None
+    error_line: int = 1
+    error_col: int = 0
+
+
+@dataclass
+class Edit:
+    """A text replacement for a fix (1-based lines, 0-based columns, end exclusive)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    content: str
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    message: str
+    path: str
+    line: int
+    col: int  # 0-based, as libcst and flake8 expect
+    end_line: int
+    end_col: int
+    name: str = ""
+    fix_title: Optional[str] = None
+    fix_safety: Optional[str] = None
+    edits: list[Edit] = field(default_factory=list)
+    cell: Optional[int] = None
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.path, self.line, self.col, self.code)

@@ -1,0 +1,381 @@
+"""The knowledge base: loads ``rules/*.yaml``, validates it and indexes matchers by name.
+
+Everything detlint knows about nondeterminism is data in those files; this module only reads it.
+A malformed entry raises ``KnowledgeBaseError`` naming the file, the entry and the field.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from .versions import Version, VersionRange
+
+SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
+MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
+CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
+                  "contains", "not-contains", "pos", "default"}
+MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
+                                     "keras", "versions", "message"}
+OP_STATUSES = ("determinism", "raises", "no-fix")
+DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
+RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area"}
+
+
+class KnowledgeBaseError(Exception):
+    """A rules file that does not follow the schema."""
+
+
+def expand_name(name: str) -> str:
+    for short, full in SHORT_PREFIXES.items():
+        if name.startswith(short):
+            return full + name[len(short):]
+    return name
+
+
+@dataclass(frozen=True)
+class Condition:
+    spec: dict[str, Any]
+
+    @property
+    def pos(self) -> Optional[int]:
+        return self.spec.get("pos")
+
+
+@dataclass
+class Matcher:
+    kind: str
+    names: tuple[str, ...]
+    kwargs: dict[str, Condition] = field(default_factory=dict)
+    value: Optional[Condition] = None
+    label: str = ""
+    needs_training: bool = False
+    needs_framework: bool = False
+    keras: Optional[int] = None
+    versions: VersionRange = VersionRange.parse("")
+    message: Optional[str] = None
+
+    def applies(self, version: Version, keras_major: int) -> bool:
+        return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
+
+
+@dataclass
+class Group:
+    name: str
+    doc: str
+    matchers: list[Matcher]
+    imports: tuple[str, ...] = ()
+    marks_entry: bool = False  # module-level use makes a file a program's entry
+
+
+@dataclass
+class StatusRange:
+    versions: VersionRange
+    status: str
+    note: str = ""
+
+
+@dataclass
+class Op:
+    id: str
+    title: str
+    phase: str
+    matchers: list[Matcher]
+    status: list[StatusRange]
+    workaround: str
+    references: list[dict[str, str]]
+
+    def status_at(self, version: Version) -> Optional[StatusRange]:
+        for entry in self.status:
+            if entry.versions.contains(version):
+                return entry
+        return None
+
+
+@dataclass
+class Fix:
+    versions: VersionRange
+    safety: str
+    title: str
+    data: dict[str, Any]
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    scope: str
+    area: str
+    summary: str
+    message: str
+    message_late: Optional[str]
+    status_text: dict[str, str]
+    versions: VersionRange
+    matchers: list[Matcher]
+    program: Optional[dict[str, Any]]
+    ops_status: tuple[str, ...]
+    fixes: list[Fix]
+    runtime: Optional[dict[str, Any]]
+    doc: dict[str, Any]
+    examples: dict[str, list[dict[str, Any]]]
+    default_enabled: bool
+    source: str
+
+    def fix_for(self, version: Version) -> Optional[Fix]:
+        for fix in self.fixes:
+            if fix.versions.contains(version):
+                return fix
+        return None
+
+
+@dataclass
+class KnowledgeBase:
+    rules: dict[str, Rule]
+    groups: dict[str, Group]
+    ops: dict[str, Op]
+    digest: str
+    # name -> [(owner, matcher index)] for each matcher kind
+    index: dict[str, dict[str, list[tuple[str, int]]]] = field(default_factory=dict)
+
+    def owner_matchers(self, owner: str) -> list[Matcher]:
+        kind, _, key = owner.partition(":")
+        if kind == "rule":
+            return self.rules[key].matchers
+        if kind == "group":
+            return self.groups[key].matchers
+        return self.ops[key].matchers
+
+    def matcher(self, owner: str, index: int) -> Matcher:
+        return self.owner_matchers(owner)[index]
+
+    def all_names(self) -> set[str]:
+        return {name for by_name in self.index.values() for name in by_name}
+
+
+def rules_dir() -> Path:
+    """The shipped rules: ``detlint/rules`` in a wheel, ``rules/`` beside the package in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "rules", here.parent / "rules"):
+        if candidate.is_dir() and any(candidate.glob("*.yaml")):
+            return candidate
+    raise KnowledgeBaseError(f"no rules directory found next to {here}")
+
+
+class _Reader:
+    """Validates one YAML document, remembering where it is for error messages."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, text: str) -> None:
+        raise KnowledgeBaseError(f"{self.source}: {where}: {text}")
+
+    def expect(self, cond: bool, where: str, text: str) -> None:
+        if not cond:
+            self.fail(where, text)
+
+    def names(self, value: Any, where: str) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
+                    where, "expected a non-empty list of names")
+        return tuple(expand_name(v) for v in value)
+
+    def condition(self, spec: Any, where: str) -> Condition:
+        if not isinstance(spec, dict):
+            spec = {"eq": spec}
+        unknown = set(spec) - CONDITION_KEYS
+        self.expect(not unknown, where, f"unknown condition key(s) {sorted(unknown)}; "
+                                        f"allowed: {sorted(CONDITION_KEYS)}")
+        return Condition(dict(spec))
+
+    def version_range(self, text: Any, where: str) -> VersionRange:
+        try:
+            return VersionRange.parse(None if text is None else str(text))
+        except ValueError as exc:
+            self.fail(where, str(exc))
+            raise
+
+    def matcher(self, spec: Any, where: str) -> Matcher:
+        self.expect(isinstance(spec, dict), where, "a matcher must be a mapping")
+        unknown = set(spec) - MATCHER_KEYS
+        self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        kinds = [k for k in MATCHER_KINDS if k in spec]
+        self.expect(len(kinds) == 1, where, f"a matcher needs exactly one of {MATCHER_KINDS}")
+        kind = kinds[0]
+        kwargs = spec.get("kwargs") or {}
+        self.expect(isinstance(kwargs, dict), f"{where}.kwargs", "expected a mapping")
+        keras = spec.get("keras")
+        self.expect(keras in (None, 2, 3), f"{where}.keras", "expected 2 or 3")
+        names = self.names(spec[kind], f"{where}.{kind}")
+        if kind in ("env", "method"):
+            names = tuple(spec[kind]) if isinstance(spec[kind], list) else (spec[kind],)
+        return Matcher(
+            kind=kind, names=names,
+            kwargs={k: self.condition(v, f"{where}.kwargs.{k}") for k, v in kwargs.items()},
+            value=self.condition(spec["value"], f"{where}.value") if "value" in spec else None,
+            label=str(spec.get("label", "")),
+            needs_training=bool(spec.get("needs-training", False)),
+            needs_framework=bool(spec.get("needs-framework", False)),
+            keras=keras,
+            versions=self.version_range(spec.get("versions"), f"{where}.versions"),
+            message=spec.get("message"),
+        )
+
+    def matchers(self, value: Any, where: str) -> list[Matcher]:
+        self.expect(isinstance(value, list), where, "expected a list of matchers")
+        return [self.matcher(m, f"{where}[{i}]") for i, m in enumerate(value)]
+
+    def references(self, value: Any, where: str) -> list[dict[str, str]]:
+        self.expect(isinstance(value, list), where, "expected a list of {title, url}")
+        for i, ref in enumerate(value):
+            self.expect(isinstance(ref, dict) and "title" in ref, f"{where}[{i}]", "a reference needs a title")
+        return value
+
+
+def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
+    import yaml  # imported here so that a fully cached run never loads PyYAML
+
+    reader = _Reader(path.name)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
+    reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
+    unknown = set(data) - {"groups", "ops", "rules"}
+    reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
+
+    for name, spec in (data.get("groups") or {}).items():
+        where = f"group {name}"
+        reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        reader.expect(name not in into["groups"], where, "defined twice")
+        into["groups"][name] = Group(
+            name=name, doc=str(spec.get("doc", "")),
+            matchers=reader.matchers(spec.get("matchers", []), f"{where}.matchers"),
+            imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
+        )
+
+    for i, spec in enumerate(data.get("ops") or []):
+        where = f"op #{i} {spec.get('id', '?') if isinstance(spec, dict) else ''}".strip()
+        reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        for key in ("id", "title", "phase", "matchers", "status", "workaround"):
+            reader.expect(key in spec, where, f"missing field {key!r}")
+        reader.expect(spec["phase"] in ("forward", "backprop"), f"{where}.phase", "forward or backprop")
+        reader.expect(spec["id"] not in into["ops"], where, "id defined twice")
+        status = []
+        for j, entry in enumerate(spec["status"]):
+            reader.expect(isinstance(entry, dict) and entry.get("status") in OP_STATUSES,
+                          f"{where}.status[{j}]", f"status must be one of {OP_STATUSES}")
+            status.append(StatusRange(reader.version_range(entry.get("versions"), f"{where}.status[{j}]"),
+                                      entry["status"], str(entry.get("note", ""))))
+        into["ops"][spec["id"]] = Op(
+            id=spec["id"], title=spec["title"], phase=spec["phase"],
+            matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,
+            workaround=str(spec["workaround"]).strip(),
+            references=reader.references(spec.get("references", []), f"{where}.references"),
+        )
+
+    for i, spec in enumerate(data.get("rules") or []):
+        code = spec.get("code", f"#{i}") if isinstance(spec, dict) else f"#{i}"
+        where = f"rule {code}"
+        reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown = set(spec) - RULE_KEYS
+        reader.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        for key in ("code", "name", "scope", "summary", "message", "doc", "examples"):
+            reader.expect(key in spec, where, f"missing field {key!r}")
+        reader.expect(re.fullmatch(r"DET\d{3}", str(spec["code"])) is not None, f"{where}.code", "expected DETnnn")
+        reader.expect(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", str(spec["name"])) is not None,
+                      f"{where}.name", "expected a kebab-case name")
+        reader.expect(spec["scope"] in ("file", "program", "run"), f"{where}.scope", "file, program or run")
+        reader.expect(code not in into["rules"], where, "code defined twice")
+        doc = spec["doc"]
+        reader.expect(isinstance(doc, dict), f"{where}.doc", "expected a mapping")
+        for section in ("what", "why", "references"):
+            reader.expect(section in doc, f"{where}.doc", f"missing section {section!r}")
+        unknown = set(doc) - set(DOC_SECTIONS)
+        reader.expect(not unknown, f"{where}.doc", f"unknown section(s) {sorted(unknown)}")
+        reader.references(doc["references"], f"{where}.doc.references")
+        examples = spec["examples"]
+        reader.expect(isinstance(examples, dict) and examples.get("invalid") and examples.get("valid"),
+                      f"{where}.examples", "needs at least one valid and one invalid example")
+        program = spec.get("program")
+        if program is not None:
+            reader.expect(isinstance(program, dict) and "uses" in program, f"{where}.program", "needs 'uses'")
+        fixes = []
+        for j, fix in enumerate(spec.get("fixes") or []):
+            fwhere = f"{where}.fixes[{j}]"
+            reader.expect(isinstance(fix, dict) and "title" in fix, fwhere, "a fix needs a title")
+            reader.expect(fix.get("safety") in ("safe", "unsafe", "display"), f"{fwhere}.safety",
+                          "safe, unsafe or display")
+            fixes.append(Fix(reader.version_range(fix.get("versions"), f"{fwhere}.versions"),
+                             fix["safety"], fix["title"], fix))
+        into["rules"][code] = Rule(
+            code=code, name=spec["name"], scope=spec["scope"], area=str(spec.get("area", path.stem)),
+            summary=str(spec["summary"]).strip(), message=str(spec["message"]).strip(),
+            message_late=spec.get("message-late"), status_text=dict(spec.get("status-text") or {}),
+            versions=reader.version_range(spec.get("versions"), f"{where}.versions"),
+            matchers=reader.matchers(spec.get("match", []), f"{where}.match"),
+            program=program, ops_status=tuple(spec.get("ops-status", ())), fixes=fixes,
+            runtime=spec.get("runtime"), doc=doc, examples=examples,
+            default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
+        )
+
+
+def _check_references(kb: KnowledgeBase) -> None:
+    for rule in kb.rules.values():
+        if rule.program:
+            for key in ("uses", "requires"):
+                group = rule.program.get(key)
+                if group and group != "ops" and group not in kb.groups:
+                    raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program.{key}: "
+                                             f"unknown group {group!r}")
+        for status in rule.ops_status:
+            if status not in OP_STATUSES:
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.ops-status: unknown status {status!r}")
+
+
+def _build_index(kb: KnowledgeBase) -> None:
+    index: dict[str, dict[str, list[tuple[str, int]]]] = {kind: {} for kind in MATCHER_KINDS}
+    owners = ([(f"rule:{c}", r.matchers) for c, r in kb.rules.items()]
+              + [(f"group:{n}", g.matchers) for n, g in kb.groups.items()]
+              + [(f"op:{i}", o.matchers) for i, o in kb.ops.items()])
+    for owner, matchers in owners:
+        for i, matcher in enumerate(matchers):
+            for name in matcher.names:
+                index[matcher.kind].setdefault(name, []).append((owner, i))
+    kb.index = index
+
+
+def load(directory: Optional[Path] = None) -> KnowledgeBase:
+    directory = directory or rules_dir()
+    return _load_cached(str(directory))
+
+
+@lru_cache(maxsize=4)
+def _load_cached(directory: str) -> KnowledgeBase:
+    files = sorted(Path(directory).glob("*.yaml"))
+    if not files:
+        raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
+    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}}
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        _load_file(path, into)
+    kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
+                       digest=digest.hexdigest()[:16])
+    _check_references(kb)
+    _build_index(kb)
+    return kb
+
+
+def kb_digest(directory: Optional[Path] = None) -> str:
+    """Hash of the rule files without parsing them (for cache keys)."""
+    directory = directory or rules_dir()
+    digest = hashlib.sha256()
+    for path in sorted(Path(directory).glob("*.yaml")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,45 @@
+"""Canonical spellings of framework names, so one knowledge-base entry covers every alias."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+# Prefixes that name the same Keras API. ``tf.keras`` is Keras 2 or 3 depending on the
+# TensorFlow version; the version model, not the name, decides which.
+_KERAS_PREFIXES = (
+    "tensorflow.compat.v1.keras.", "tensorflow.compat.v2.keras.", "tensorflow.python.keras.",
+    "tensorflow.keras.", "tf_keras.", "keras.src.", "keras.api.",
+)
+_KERAS_SUBMODULES = {  # keras.layers.core.Dense -> keras.layers.Dense
+    "keras.layers.core.": "keras.layers.", "keras.layers.convolutional.": "keras.layers.",
+    "keras.layers.pooling.": "keras.layers.", "keras.layers.recurrent.": "keras.layers.",
+    "keras.layers.embeddings.": "keras.layers.",
+}
+
+
+@lru_cache(maxsize=65536)
+def candidates(qualname: str) -> tuple[str, ...]:
+    """Names to look up for ``qualname``, most specific first."""
+    name = qualname
+    if name.startswith("tensorflow.compat.v2."):
+        name = "tensorflow." + name[len("tensorflow.compat.v2."):]
+    for prefix in _KERAS_PREFIXES:
+        if name.startswith(prefix):
+            name = "keras." + name[len(prefix):]
+            break
+    for prefix, replacement in _KERAS_SUBMODULES.items():
+        if name.startswith(prefix):
+            name = replacement + name[len(prefix):]
+            break
+    out = [name]
+    if name.startswith("tensorflow.compat.v1."):
+        # most v1 names are also the v2 names (tf.compat.v1.nn.conv2d ~ tf.nn.conv2d)
+        out.append("tensorflow." + name[len("tensorflow.compat.v1."):])
+    return tuple(out)
+
+
+def pretty(qualname: str) -> str:
+    """How a user writes the name: ``tf.nn.conv2d``, ``np.random.seed``."""
+    for full, short in (("tensorflow.", "tf."), ("numpy.", "np.")):
+        if qualname.startswith(full):
+            return short + qualname[len(full):]
+    return qualname

@@ -1,0 +1,195 @@
+"""Output formats: concise, full, json (ruff's fields), sarif 2.1.0, github annotations."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Optional, TextIO
+
+from . import __version__
+from .docs import rule_markdown, rule_url
+from .ftypes import Diagnostic
+from .kb import KnowledgeBase
+
+SourceLines = Callable[[str], list[str]]
+
+
+def use_colour(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def _style(text: str, code: str, colour: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if colour else text
+
+
+def fixable(diag: Diagnostic, unsafe: bool = False) -> bool:
+    return bool(diag.edits) and (diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe"))
+
+
+def location(diag: Diagnostic) -> str:
+    if diag.cell is not None:
+        return f"{diag.path}:cell {diag.cell}:{diag.line}:{diag.col + 1}"
+    return f"{diag.path}:{diag.line}:{diag.col + 1}"
+
+
+def concise_line(diag: Diagnostic, colour: bool = False) -> str:
+    mark = " [*]" if fixable(diag) else ""
+    return (f"{_style(location(diag), '1', colour)}: {_style(diag.code, '1;31', colour)}{mark} "
+            f"{diag.message}")
+
+
+def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True) -> None:
+    colour = use_colour(out)
+    for diag in diags:
+        out.write(concise_line(diag, colour) + "\n")
+    if summary:
+        write_summary(diags, out)
+
+
+def write_summary(diags: list[Diagnostic], out: TextIO) -> None:
+    if not diags:
+        out.write("All checks passed!\n")
+        return
+    count = len(diags)
+    out.write(f"Found {count} error{'s' if count != 1 else ''}.\n")
+    safe = sum(1 for d in diags if fixable(d))
+    unsafe = sum(1 for d in diags if d.edits and d.fix_safety == "unsafe")
+    if safe:
+        out.write(f"[*] {safe} fixable with the `--fix` option.\n")
+    if unsafe:
+        out.write(f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the "
+                  f"`--unsafe-fixes` option.\n")
+
+
+def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines) -> None:
+    colour = use_colour(out)
+    for diag in diags:
+        out.write(concise_line(diag, colour) + "\n")
+        lines = source_lines(diag.path)
+        if 0 < diag.line <= len(lines):
+            text = lines[diag.line - 1].rstrip("\r\n")
+            gutter = len(str(diag.line))
+            width = max(1, (diag.end_col - diag.col) if diag.end_line == diag.line else len(text) - diag.col)
+            out.write(f"{' ' * gutter} |\n{diag.line} | {text}\n")
+            out.write(f"{' ' * gutter} | {' ' * diag.col}{_style('^' * width, '1;31', colour)}\n")
+        if diag.fix_title:
+            out.write(f"{' ' * 2}= help: {diag.fix_title}\n")
+        out.write("\n")
+    write_summary(diags, out)
+
+
+def _edits_json(diag: Diagnostic) -> list[dict[str, object]]:
+    return [{"content": e.content, "location": {"row": e.line, "column": e.col + 1},
+             "end_location": {"row": e.end_line, "column": e.end_col + 1}} for e in diag.edits]
+
+
+def json_records(diags: list[Diagnostic], kb: Optional[KnowledgeBase] = None) -> list[dict[str, object]]:
+    records = []
+    for diag in diags:
+        fix = None
+        if diag.fix_title:
+            fix = {"applicability": diag.fix_safety if diag.edits else "display",
+                   "message": diag.fix_title, "edits": _edits_json(diag)}
+        records.append({
+            "code": diag.code, "name": diag.name, "message": diag.message,
+            "filename": str(Path(diag.path).absolute()),
+            "location": {"row": diag.line, "column": diag.col + 1},
+            "end_location": {"row": diag.end_line, "column": diag.end_col + 1},
+            "fix": fix, "noqa_row": diag.line, "cell": diag.cell,
+            "url": rule_url(kb.rules[diag.code]) if kb and diag.code in kb.rules else None,
+            "severity": "error",
+        })
+    return records
+
+
+def write_json(diags: list[Diagnostic], out: TextIO, kb: Optional[KnowledgeBase] = None) -> None:
+    json.dump(json_records(diags, kb), out, indent=2)
+    out.write("\n")
+
+
+def _uri(path: str, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(path).resolve().as_uri()
+
+
+def sarif_document(diags: list[Diagnostic], kb: KnowledgeBase, root: Path) -> dict[str, object]:
+    rules = []
+    for rule in kb.rules.values():
+        rules.append({
+            "id": rule.code, "name": rule.name,
+            "shortDescription": {"text": rule.summary[:1024]},
+            "fullDescription": {"text": rule_markdown(rule)[:1024]},
+            "help": {"text": rule_markdown(rule), "markdown": rule_markdown(rule)},
+            "helpUri": rule_url(rule),
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {"tags": ["reproducibility", rule.area], "precision": "high",
+                           "problem.severity": "warning"},
+        })
+    index = {code: i for i, code in enumerate(kb.rules)}
+    results = []
+    for diag in diags:
+        uri = _uri(diag.path, root)
+        result: dict[str, object] = {
+            "ruleId": diag.code, "level": "warning", "message": {"text": diag.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": uri},
+                "region": {"startLine": diag.line, "startColumn": diag.col + 1,
+                           "endLine": max(diag.end_line, diag.line),
+                           "endColumn": max(diag.end_col + 1, 1)}}}],
+        }
+        if diag.code in index:
+            result["ruleIndex"] = index[diag.code]
+        if diag.edits:
+            result["fixes"] = [{"description": {"text": diag.fix_title or ""}, "artifactChanges": [{
+                "artifactLocation": {"uri": uri},
+                "replacements": [{"deletedRegion": {"startLine": e.line, "startColumn": e.col + 1,
+                                                    "endLine": e.end_line, "endColumn": e.end_col + 1},
+                                  "insertedContent": {"text": e.content}} for e in diag.edits]}]}]
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "detlint", "version": __version__, "semanticVersion": __version__,
+                                      "informationUri": "https://pypi.org/project/detlint/", "rules": rules}},
+                  "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}},
+                  "results": results}],
+    }
+
+
+def write_github(diags: list[Diagnostic], out: TextIO) -> None:
+    for diag in diags:
+        out.write(f"::error title=detlint ({diag.code}),file={diag.path},line={diag.line},col={diag.col + 1},"
+                  f"endLine={diag.end_line},endColumn={diag.end_col + 1}::{location(diag)}: {diag.code} "
+                  f"{_escape_github(diag.message)}\n")
+
+
+def _escape_github(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def write_statistics(diags: list[Diagnostic], out: TextIO) -> None:
+    counts = Counter((d.code, d.name) for d in diags)
+    for (code, name), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        out.write(f"{count:>5}\t{code}\t{name}\n")
+
+
+def emit(fmt: str, diags: list[Diagnostic], kb: KnowledgeBase, root: Path, source_lines: SourceLines,
+         out: TextIO = sys.stdout) -> None:
+    if fmt == "json":
+        write_json(diags, out, kb)
+    elif fmt == "sarif":
+        json.dump(sarif_document(diags, kb, root), out, indent=2)
+        out.write("\n")
+    elif fmt == "github":
+        write_github(diags, out)
+    elif fmt == "full":
+        write_full(diags, out, source_lines)
+    else:
+        write_concise(diags, out)

@@ -1,0 +1,195 @@
+"""Programs: an entry file plus the project-local modules it imports, and the order things run in.
+
+Program-level rules ask questions such as "is TensorFlow seeded before the first weight
+initialiser runs?". The answer comes from a trace: the entry file's module-level statements in
+order, stepping into project functions it calls (and functions it passes as arguments, as in
+``app.run(main)``) and into local modules at the line that imports them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional, Union
+
+from .ftypes import CallSite, FileFacts, Hit
+
+FactsGetter = Callable[[Path], Optional[FileFacts]]
+
+
+@dataclass(frozen=True)
+class TraceHit:
+    hit: Hit
+    path: Path
+    anchor_line: int  # where, in the entry file, execution reached this hit
+    anchor_col: int
+    ordered: bool  # False for code the trace never reached (order unknown)
+
+
+@dataclass
+class Program:
+    entry: Path
+    modules: list[Path] = field(default_factory=list)  # entry first, then local imports
+    trace: list[TraceHit] = field(default_factory=list)  # reachable hits in execution order
+    all_hits: list[TraceHit] = field(default_factory=list)  # every hit in every module
+
+
+class ModuleResolver:
+    """Maps imported module names to files of the project (never to installed packages)."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = [r.resolve() for r in roots]
+        self._cache: dict[tuple[Path, str], Optional[tuple[Path, str]]] = {}
+
+    def _file_for(self, base: Path, parts: list[str]) -> Optional[Path]:
+        target = base.joinpath(*parts) if parts else base
+        for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+            if candidate is not None and candidate.is_file():
+                return candidate
+        return None
+
+    def resolve(self, from_file: Path, dotted_name: str) -> Optional[tuple[Path, str]]:
+        """The file a dotted name lives in and what is left of the name (``seed_all``)."""
+        key = (from_file, dotted_name)
+        if key not in self._cache:
+            self._cache[key] = self._resolve(from_file, dotted_name)
+        return self._cache[key]
+
+    def _resolve(self, from_file: Path, dotted_name: str) -> Optional[tuple[Path, str]]:
+        level = len(dotted_name) - len(dotted_name.lstrip("."))
+        parts = [p for p in dotted_name.lstrip(".").split(".") if p]
+        if level:
+            bases = [from_file.parent.joinpath(*[".."] * (level - 1)).resolve()]
+        else:
+            bases = [from_file.parent.resolve(), *self.roots]
+        for base in bases:
+            for cut in range(len(parts), 0, -1):
+                found = self._file_for(base, parts[:cut])
+                if found is not None and found.resolve() != from_file.resolve():
+                    return found.resolve(), ".".join(parts[cut:])
+            if level and not parts:
+                init = base / "__init__.py"
+                if init.is_file():
+                    return init.resolve(), ""
+        return None
+
+
+class ProgramBuilder:
+    def __init__(self, facts_of: FactsGetter, resolver: ModuleResolver) -> None:
+        self.facts_of = facts_of
+        self.resolver = resolver
+
+    def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
+        """(line, file) of every project module ``path`` imports."""
+        out: dict[Path, int] = {}
+        for module, line in facts.import_lines.items():
+            found = self.resolver.resolve(path, module)
+            if found:
+                out.setdefault(found[0], line)
+        for level, module, line in facts.relative_imports:
+            found = self.resolver.resolve(path, "." * level + module)
+            if found:
+                out.setdefault(found[0], line)
+        for alias, qual in facts.imports.items():
+            if qual.startswith("."):
+                found = self.resolver.resolve(path, qual)
+                if found:
+                    out.setdefault(found[0], facts.import_lines.get(qual, 0) or _line_of_relative(facts, qual))
+        return sorted(((line, p) for p, line in out.items()), key=lambda t: t[0])
+
+    def build(self, entry: Path) -> Program:
+        entry = entry.resolve()
+        program = Program(entry=entry)
+        seen: list[Path] = []
+        stack = [entry]
+        while stack:
+            path = stack.pop()
+            if path in seen:
+                continue
+            seen.append(path)
+            facts = self.facts_of(path)
+            if facts is None or facts.error:
+                continue
+            stack.extend(p for _, p in reversed(self.local_imports(path, facts)))
+        program.modules = seen
+        self._trace(program)
+        return program
+
+    # ---- the trace -----------------------------------------------------------------------------
+    def _trace(self, program: Program) -> None:
+        visited: set[tuple[Path, Optional[str]]] = set()
+        reached: set[int] = set()
+
+        def targets(path: Path, facts: FileFacts, site: CallSite) -> Iterator[tuple[Path, Optional[str]]]:
+            name = site.target
+            if name in facts.functions:
+                yield path, name
+                return
+            if name in facts.classes:
+                if "__init__" in facts.classes[name]:
+                    yield path, f"{name}.__init__"
+                return
+            found = self.resolver.resolve(path, name) if "." in name else None
+            if found:  # models.net.build, .seeding.seed_all: a function of a project module
+                other_path, rest = found
+                other = self.facts_of(other_path)
+                if other is not None and rest:
+                    yield from targets(other_path, other, CallSite(rest, site.line, site.col, None))
+                return
+            if "." in name:  # self.train(), trainer.fit(): a method of a class in this file
+                method = name.rsplit(".", 1)[1]
+                for cls, methods in facts.classes.items():
+                    if method in methods:
+                        yield path, f"{cls}.{method}"
+
+        def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]]) -> None:
+            if (path, scope) in visited:
+                return
+            visited.add((path, scope))
+            facts = self.facts_of(path)
+            if facts is None or facts.error:
+                return
+            events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
+            for hit in facts.hits:
+                if hit.scope == scope:
+                    events.append((hit.line, hit.col, 1, hit))
+            for site in facts.calls:
+                if site.scope == scope:
+                    events.append((site.line, site.col, 2, site))
+            if scope is None:
+                for line, module in self.local_imports(path, facts):
+                    events.append((line, 0, 0, module))
+            events.sort(key=lambda e: (e[0], e[1], e[2]))
+            for line, col, _, event in events:
+                here = anchor or (line, col)
+                if isinstance(event, Hit):
+                    reached.add(id(event))
+                    program.trace.append(TraceHit(event, path, here[0], here[1], True))
+                elif isinstance(event, Path):
+                    run(event, None, None if event == program.entry and anchor is None else here)
+                else:
+                    for other_path, other_scope in list(targets(path, facts, event)):
+                        run(other_path, other_scope,
+                            None if other_path == program.entry and anchor is None else here)
+
+        run(program.entry, None, None)
+        for path in program.modules:
+            facts = self.facts_of(path)
+            if facts is None:
+                continue
+            for hit in facts.hits:
+                ordered = id(hit) in reached
+                item = TraceHit(hit, path, hit.line if path == program.entry else 0, hit.col, ordered)
+                program.all_hits.append(item)
+
+
+def _line_of_relative(facts: FileFacts, qual: str) -> int:
+    stripped = qual.lstrip(".")
+    for level, module, line in facts.relative_imports:
+        if stripped.startswith(module):
+            return line
+    return 0
+
+
+def is_entry(facts: FileFacts, entry_markers: Callable[[FileFacts], bool]) -> bool:
+    """A file is a program's entry if it has a main guard or does work at module level."""
+    return facts.main_guard is not None or entry_markers(facts)

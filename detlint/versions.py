@@ -1,0 +1,88 @@
+"""TensorFlow version numbers and ranges, and how the target version of a run is resolved."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+from typing import Iterable
+
+# Every TensorFlow minor release the knowledge base describes, oldest first.
+KNOWN_TF_VERSIONS: tuple[str, ...] = (
+    "1.13", "1.14", "1.15",
+    *(f"2.{minor}" for minor in range(0, 22)),
+)
+
+
+@total_ordering
+@dataclass(frozen=True)
+class Version:
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Version":
+        match = re.match(r"^\s*v?(\d+)(?:\.(\d+))?", str(text))
+        if not match:
+            raise ValueError(f"not a version number: {text!r}")
+        return cls(int(match.group(1)), int(match.group(2) or 0))
+
+    def __lt__(self, other: "Version") -> bool:
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+NEWEST_KNOWN = Version.parse(KNOWN_TF_VERSIONS[-1])
+_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<|~=)?\s*v?(\d+(?:\.\d+)?)(?:\.\*|\.\d+)*\s*$")
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """A conjunction of comparisons such as ``>=2.1,<2.8``; the empty text matches every version."""
+
+    text: str
+    clauses: tuple[tuple[str, Version], ...]
+
+    @classmethod
+    def parse(cls, text: str | None) -> "VersionRange":
+        text = (text or "").strip()
+        clauses = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            match = _CLAUSE.match(part)
+            if not match:
+                raise ValueError(f"bad version range {text!r}: cannot read {part!r}")
+            clauses.append((match.group(1) or "==", Version.parse(match.group(2))))
+        return cls(text, tuple(clauses))
+
+    def contains(self, version: Version) -> bool:
+        for op, bound in self.clauses:
+            ok = {
+                ">=": version >= bound, ">": version > bound, "<=": version <= bound,
+                "<": version < bound, "==": version == bound, "!=": version != bound,
+                "~=": version >= bound and version.major == bound.major,
+            }[op]
+            if not ok:
+                return False
+        return True
+
+    def __str__(self) -> str:
+        return self.text or "all versions"
+
+
+def known_versions() -> list[Version]:
+    return [Version.parse(v) for v in KNOWN_TF_VERSIONS]
+
+
+def lowest_allowed(spec: str) -> Version | None:
+    """The oldest known TensorFlow release a requirement specifier allows (the one code must work on)."""
+    try:
+        rng = VersionRange.parse(spec)
+    except ValueError:
+        return None
+    allowed = [v for v in known_versions() if rng.contains(v)]
+    return allowed[0] if allowed else None
+
+
+def describe_ranges(ranges: Iterable[VersionRange]) -> str:
+    return ", ".join(str(r) for r in ranges)

@@ -87,8 +87,10 @@ class Evaluator:
         return out
 
     # ---- program rules -------------------------------------------------------------------------
-    def program_diagnostics(self, program: Program, display_of: Any,
+    def program_diagnostics(self, program: Program, display: str, relative: Any,
                             facts_of: Any) -> list[Diagnostic]:
+        """Findings of the program whose entry is shown as ``display``; other files are named in
+        messages by their project-relative path, so the CLI and flake8 say the same thing."""
         keras = self.settings.keras_major
         frameworks = any(getattr(facts_of(p), "frameworks", None) for p in program.modules)
         entry_hits = [th for th in program.all_hits if th.path == program.entry and not th.ordered]
@@ -125,7 +127,7 @@ class Evaluator:
                 if first_use is None or first_use > first_provider:
                     continue
                 late_after = program.trace[first_provider]
-            out.append(self._program_diagnostic(rule, program, first, late_after, display_of))
+            out.append(self._program_diagnostic(rule, program, first, late_after, display, relative))
         return out
 
     def _is_use(self, rule: Rule, th: TraceHit, in_group: Any, trains: bool) -> bool:
@@ -145,7 +147,7 @@ class Evaluator:
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
 
     def _program_diagnostic(self, rule: Rule, program: Program, first: TraceHit,
-                            late_after: Optional[TraceHit], display_of: Any) -> Diagnostic:
+                            late_after: Optional[TraceHit], display: str, display_of: Any) -> Diagnostic:
         matcher = self.kb.matcher(first.hit.owner, first.hit.index)
         kind, _, key = first.hit.owner.partition(":")
         op = self.kb.ops[key].title if kind == "op" else ""
@@ -162,7 +164,7 @@ class Evaluator:
                          seeded_at=late, seed=self.settings.seed)
         line, col = (first.hit.line, first.hit.col) if first.path == program.entry else (
             first.anchor_line, first.anchor_col)
-        diag = self._diagnostic(rule, message, display_of(program.entry), first.hit, line=line, col=col)
+        diag = self._diagnostic(rule, message, display, first.hit, line=line, col=col)
         if first.path == program.entry:
             diag.end_line, diag.end_col = first.hit.end_line, first.hit.end_col
         return diag

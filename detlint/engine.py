@@ -71,8 +71,12 @@ class Result:
 
 
 class Linter:
-    def __init__(self, settings: Settings, kb: Optional[KnowledgeBase] = None) -> None:
+    """Lints files for one configuration. ``standalone=False`` leaves selection and ``# noqa``
+    to the host (flake8 owns both, and flake8-noqa relies on seeing every report)."""
+
+    def __init__(self, settings: Settings, kb: Optional[KnowledgeBase] = None, standalone: bool = True) -> None:
         self.settings = settings
+        self.standalone = standalone
         self.kb = kb or kb_module.load()
         self.evaluator = Evaluator(self.kb, settings)
         self._facts: dict[Path, Optional[FileFacts]] = {}
@@ -142,9 +146,7 @@ class Linter:
             diags = self.evaluator.file_diagnostics(display, facts)
             if self.is_entry(path, facts):
                 program = self.builder.build(path)
-                names = {path.resolve(): display}
-                diags += self.evaluator.program_diagnostics(
-                    program, lambda p: names.get(p) or self._relative(p), self.facts_of)
+                diags += self.evaluator.program_diagnostics(program, display, self._relative, self.facts_of)
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",
@@ -159,6 +161,8 @@ class Linter:
             return str(path)
 
     def _filter(self, diags: list[Diagnostic], facts: FileFacts, path: Path) -> list[Diagnostic]:
+        if not self.standalone:
+            return sorted(diags, key=Diagnostic.sort_key)
         rel = self._relative(path)
         ignored: set[str] = set()
         for pattern, codes in self.settings.per_file_ignores.items():

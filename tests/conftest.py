@@ -1,0 +1,66 @@
+"""Shared helpers: lint fixtures with inline expectations (``# expect: DET101,DET201``)."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Iterable, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<codes>DET\d{3}(?:\s*,\s*DET\d{3})*)")
+HEADER_RE = re.compile(r"#\s*fixture:\s*tf-version=(?P<version>[\d.]+)")
+DEFAULT_VERSION = "2.21"
+
+
+def fixture_version(paths: Iterable[Path]) -> str:
+    for path in paths:
+        match = HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])
+        if match:
+            return match.group("version")
+    return DEFAULT_VERSION
+
+
+def expectations(paths: Iterable[Path], root: Path) -> list[tuple[str, int, str]]:
+    out = []
+    for path in paths:
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = EXPECT_RE.search(line)
+            if match:
+                for code in match.group("codes").split(","):
+                    out.append((path.relative_to(root).as_posix(), lineno, code.strip()))
+    return sorted(out)
+
+
+def fixture_units() -> list[tuple[str, Path, list[Path]]]:
+    """(id, base folder, files): one unit per single-file fixture, one per program folder."""
+    units = []
+    for area in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+        if area.name == "programs":
+            for program in sorted(p for p in area.iterdir() if p.is_dir()):
+                units.append((f"programs/{program.name}", program, sorted(program.rglob("*.py"))))
+        elif area.name not in ("fixes", "notebooks"):
+            for path in sorted(area.glob("*.py")):
+                units.append((f"{area.name}/{path.name}", path.parent, [path]))
+    return units
+
+
+def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
+    from detlint.config import load_settings
+    from detlint.engine import Linter
+
+    cli = {"tensorflow-version": version, **overrides}
+    settings = load_settings([root or ROOT], cli, isolated=True)
+    return Linter(settings)
+
+
+def lint_paths(paths: list[Path], version: str, **overrides: object):
+    linter = make_linter(version, **overrides)
+    return linter.run(paths).diagnostics
+
+
+@pytest.fixture
+def python() -> str:
+    return sys.executable

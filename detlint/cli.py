@@ -110,13 +110,14 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         virtual = Path(name if args.stdin_filename else "stdin.py")
         data = sys.stdin.buffer.read()
         from .engine import read_source
+        from .ftypes import FileFacts
+
         source = read_source(virtual, data)
         files = [virtual]
         if source.text is not None:
             linter.set_source(virtual, source.text)
         else:
-            linter._facts[virtual.resolve()] = __import__("detlint.ftypes", fromlist=["FileFacts"]).FileFacts(
-                path=name, error=source.error)
+            linter.set_error(virtual, FileFacts(path=name, error=source.error))
         diags = linter.lint_file(virtual, name)
     else:
         files = discover(paths, settings, force_exclude=args.force_exclude)

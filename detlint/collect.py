@@ -342,6 +342,17 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     return has_name and has_main and isinstance(test.comparisons[0].operator, cst.Equal)
 
 
+def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
+    """Python's own wording and position where it has one (users know those), else libcst's."""
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as err:
+        return f"syntax error: {err.msg}", err.lineno or 1, max((err.offset or 1) - 1, 0)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
+
+
 def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
     """Parse ``source`` once and return its facts (or the parse error, as DET001 material)."""
     facts = FileFacts(path=path)
@@ -349,8 +360,7 @@ def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        facts.error = f"syntax error: {exc.message}"
-        facts.error_line, facts.error_col = exc.raw_line, max(exc.raw_column, 0)
+        facts.error, facts.error_line, facts.error_col = _syntax_error(source, path, exc)
         return facts
     except Exception as exc:  # libcst raises a few other types on odd input
         facts.error = f"cannot parse: {exc}"

@@ -17,7 +17,7 @@ DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eg
 
 def _matches(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     try:
-        rel = path.resolve().relative_to(root).as_posix()
+        rel = Path(os.path.realpath(path)).relative_to(root).as_posix()
     except ValueError:
         rel = path.as_posix()
     for pattern in patterns:
@@ -38,7 +38,7 @@ def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
                               timeout=30)
     except (OSError, subprocess.SubprocessError):
         return set()
-    return {Path(p).resolve() for p in proc.stdout.decode(errors="replace").split("\0") if p}
+    return {Path(os.path.realpath(p)) for p in proc.stdout.decode(errors="replace").split("\0") if p}
 
 
 def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
@@ -64,9 +64,9 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
             found.append(path)
     if settings.respect_gitignore:
         ignored = _git_ignored(root, walked + (found if force_exclude else []))
-        walked = [p for p in walked if p.resolve() not in ignored]
+        walked = [p for p in walked if Path(os.path.realpath(p)) not in ignored]
         if force_exclude:
-            found = [p for p in found if p.resolve() not in ignored]
+            found = [p for p in found if Path(os.path.realpath(p)) not in ignored]
     seen: set[Path] = set()
     out = []
     for path in found + walked:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import re
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,14 @@ from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
 from .kb import KnowledgeBase
 from .program import ModuleResolver, ProgramBuilder
+
+
+COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+def real(path: Path) -> Path:
+    """Absolute path with symlinks resolved; unlike Path.resolve it never raises on a loop."""
+    return Path(os.path.realpath(path))
 
 
 @dataclass
@@ -43,7 +52,9 @@ def read_source(path: Path, data: Optional[bytes] = None) -> SourceFile:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return SourceFile(path, error=f"bad encoding declaration: {exc}")
+        if COOKIE_RE.search(b"\n".join(data.splitlines()[:2])):
+            return SourceFile(path, error=f"bad encoding declaration: {exc}")
+        encoding = "utf-8"  # no declaration: the bytes themselves are not UTF-8
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
@@ -88,11 +99,14 @@ class Linter:
     # ---- facts ---------------------------------------------------------------------------------
     def set_source(self, path: Path, text: str) -> None:
         """Lint ``text`` as the content of ``path`` (stdin, flake8's lines, notebooks)."""
-        self._overrides[path.resolve()] = text
-        self._facts.pop(path.resolve(), None)
+        self._overrides[real(path)] = text
+        self._facts.pop(real(path), None)
+
+    def set_error(self, path: Path, facts: FileFacts) -> None:
+        self._facts[real(path)] = facts
 
     def facts_of(self, path: Path) -> Optional[FileFacts]:
-        key = path.resolve()
+        key = real(path)
         if key not in self._facts:
             self._facts[key] = self._collect(key)
         return self._facts[key]
@@ -114,7 +128,7 @@ class Linter:
         if facts.main_guard is not None or path.suffix == ".ipynb":
             return True
         try:
-            rel = path.resolve().relative_to(self.settings.project_root).as_posix()
+            rel = real(path).relative_to(self.settings.project_root).as_posix()
         except ValueError:
             rel = path.as_posix()
         if any(fnmatch.fnmatch(rel, pattern) for pattern in self.settings.entry_points):
@@ -138,7 +152,7 @@ class Linter:
         if facts.error is not None:
             rule = self.kb.rules.get("DET001")
             diag = Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file",
-                              message=f"{display} cannot be checked: {facts.error}", path=display,
+                              message=f"file cannot be checked: {facts.error}", path=display,
                               line=facts.error_line, col=facts.error_col, end_line=facts.error_line,
                               end_col=facts.error_col)
             return self._filter([diag], facts, path)
@@ -156,7 +170,7 @@ class Linter:
 
     def _relative(self, path: Path) -> str:
         try:
-            return path.resolve().relative_to(self.settings.project_root).as_posix()
+            return real(path).relative_to(self.settings.project_root).as_posix()
         except ValueError:
             return str(path)
 

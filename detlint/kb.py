@@ -6,6 +6,7 @@ A malformed entry raises ``KnowledgeBaseError`` naming the file, the entry and t
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -157,7 +158,11 @@ class KnowledgeBase:
 
 
 def rules_dir() -> Path:
-    """The shipped rules: ``detlint/rules`` in a wheel, ``rules/`` beside the package in a checkout."""
+    """The rules in use: ``$DETLINT_RULES_DIR`` if set (a project's own or extended knowledge base),
+    else the shipped ones: ``detlint/rules`` in a wheel, ``rules/`` beside the package in a checkout."""
+    override = os.environ.get("DETLINT_RULES_DIR")
+    if override:
+        return Path(override)
     here = Path(__file__).resolve().parent
     for candidate in (here / "rules", here.parent / "rules"):
         if candidate.is_dir() and any(candidate.glob("*.yaml")):

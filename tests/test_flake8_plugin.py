@@ -1,0 +1,55 @@
+"""flake8 --select DET reports the same findings as the CLI on the same fixtures."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from conftest import FIXTURES, fixture_units, fixture_version, lint_paths
+
+LINE_RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DET\d{3}) (?P<msg>.*)$")
+
+
+def run_flake8(files: list[Path], version: str, *extra: str) -> list[tuple[str, int, int, str, str]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "DET", f"--detlint-tf-version={version}",
+         *extra, *map(str, files)],
+        capture_output=True, text=True, cwd=FIXTURES, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = []
+    for line in proc.stdout.splitlines():
+        match = LINE_RE.match(line)
+        assert match, line
+        out.append((Path(match["path"]).resolve().relative_to(FIXTURES).as_posix(), int(match["line"]),
+                    int(match["col"]), match["code"], match["msg"]))
+    return sorted(out)
+
+
+def test_flake8_matches_cli_on_all_fixtures() -> None:
+    by_version: dict[str, list[Path]] = defaultdict(list)
+    for _, _, files in fixture_units():
+        by_version[fixture_version(files)].extend(files)
+    compared = 0
+    for version, files in by_version.items():
+        cli = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.col + 1, d.code,
+                      d.message) for d in lint_paths(files, version))
+        flake = run_flake8(files, version)
+        assert flake == cli, f"TF {version}: flake8 and the CLI disagree"
+        compared += len(cli)
+    assert compared > 40
+
+
+def test_flake8_owns_noqa() -> None:
+    """The plugin reports everything; flake8's own noqa handling drops the suppressed lines."""
+    path = FIXTURES / "seeds" / "noqa.py"
+    reported = run_flake8([path], "2.21")
+    assert [r[1] for r in reported] == [5, 6]
+    unfiltered = run_flake8([path], "2.21", "--disable-noqa")
+    assert [r[1] for r in unfiltered] == [3, 4, 5, 6]
+
+
+def test_flake8_plugin_is_registered_under_det() -> None:
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True)
+    assert "detlint" in proc.stdout

@@ -1,0 +1,83 @@
+"""The knowledge base: schema checks, examples run as tests per version range, docs kept current."""
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, make_linter
+from detlint import kb as kb_module
+from detlint.docs import rules_page
+from detlint.versions import Version
+
+KB = kb_module.load()
+# One version per range boundary the knowledge base uses, so each message and fix variant runs.
+VERSIONS = ["1.13", "1.15", "2.0", "2.1", "2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.12", "2.15", "2.16", "2.21"]
+
+
+def example_cases():
+    for rule in KB.rules.values():
+        for kind in ("invalid", "valid"):
+            for i, example in enumerate(rule.examples[kind]):
+                yield pytest.param(rule.code, kind, example, id=f"{rule.code}-{kind}-{i}")
+
+
+def lint_snippet(tmp_path: Path, code: str, version: str):
+    path = tmp_path / "example.py"
+    path.write_text(textwrap.dedent(code))
+    return make_linter(version, root=tmp_path).run([path]).diagnostics
+
+
+@pytest.mark.parametrize("code, kind, example", list(example_cases()))
+def test_rule_examples(tmp_path: Path, code: str, kind: str, example: dict) -> None:
+    version = str(example.get("tf-version", "2.21"))
+    found = [d.code for d in lint_snippet(tmp_path, example["code"], version)]
+    if kind == "invalid":
+        assert code in found, f"{code} invalid example not flagged on TF {version}"
+    else:
+        assert code not in found, f"{code} valid example flagged on TF {version}"
+
+
+@pytest.mark.parametrize("code", [c for c, r in KB.rules.items() if r.fixes])
+def test_every_version_gets_a_message_and_fix_for_that_version(tmp_path: Path, code: str) -> None:
+    """Invalid examples run at every boundary version: the message names the version's fix."""
+    rule = KB.rules[code]
+    example = rule.examples["invalid"][0]
+    for version in VERSIONS:
+        fix = rule.fix_for(Version.parse(version))
+        diags = [d for d in lint_snippet(tmp_path, example["code"], version) if d.code == code]
+        if fix is None or not diags:
+            continue
+        assert all("{" not in d.message for d in diags), d.message
+        assert diags[0].fix_title and fix.title.split("{")[0].strip()[:20] in diags[0].fix_title
+
+
+def test_rule_entries_are_complete() -> None:
+    for rule in KB.rules.values():
+        for section in ("what", "why", "example", "use-instead", "fix-safety", "options", "references"):
+            assert section in rule.doc, f"{rule.code} lacks doc section {section}"
+        assert all(ref.get("url", "").startswith("https://") for ref in rule.doc["references"]), rule.code
+
+
+def test_docs_page_is_current() -> None:
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page == rules_page(KB), "docs/rules.md drifted: run `detlint rule --all --markdown > docs/rules.md`"
+
+
+@pytest.mark.parametrize("mutation, message", [
+    (("code: DET105", "code: DETX105"), "rule DETX105.code: expected DETnnn"),
+    (("name: hashseed-in-process", "name: Hashseed In Process"), "rule DET105.name: expected a kebab-case name"),
+    (("      - env: [PYTHONHASHSEED]", "      - env: [PYTHONHASHSEED]\n        bogus: 1"), "rule DET105.match[0]: unknown field(s) ['bogus']"),
+    (("program: {uses: numpy-random-consumers", "program: {uses: no-such-group"), "rule DET103.program.uses: unknown group 'no-such-group'"),
+])
+def test_malformed_entries_name_file_entry_and_field(tmp_path: Path, mutation: tuple[str, str], message: str) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    text = (rules / "seeds.yaml").read_text()
+    assert mutation[0] in text
+    (rules / "seeds.yaml").write_text(text.replace(mutation[0], mutation[1], 1))
+    with pytest.raises(kb_module.KnowledgeBaseError) as info:
+        kb_module._load_cached(str(rules))
+    assert f"seeds.yaml: {message}" in str(info.value)

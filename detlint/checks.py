@@ -70,7 +70,8 @@ class Evaluator:
                 message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
                                  label=render(matcher.label, api=pretty(hit.api)),
                                  value=hit.detail.partition(":")[2], version=self.version, keras=keras,
-                                 fix=self.fix_text(rule), note=self.fix_note(rule), seed=self.settings.seed)
+                                 fix=render(matcher.fix, seed=self.settings.seed) if matcher.fix else self.fix_text(rule),
+                                 note=self.fix_note(rule), seed=self.settings.seed)
                 out.append(self._diagnostic(rule, message, display, hit))
             elif kind == "op":
                 op = self.kb.ops[key]

@@ -90,6 +90,21 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def group_by_project(files: list[Path], default_root: Path) -> dict[Path, list[Path]]:
+    """Files by the nearest folder above them with a pyproject.toml (the run's root otherwise)."""
+    groups: dict[Path, list[Path]] = {}
+    for path in files:
+        root = default_root
+        for parent in Path(os.path.abspath(path)).parents:
+            if (parent / "pyproject.toml").is_file():
+                root = parent
+                break
+            if parent == default_root:
+                break
+        groups.setdefault(root, []).append(path)
+    return groups
+
+
 def run_check(argv: Sequence[str], out: TextIO) -> int:
     from .engine import Linter
     from .discovery import discover
@@ -124,7 +139,12 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         if args.show_files:
             out.write("".join(f"{linter.display(f)}\n" for f in files))
             return 0
-        diags = linter.run(files).diagnostics
+        diags = []
+        for root, group in group_by_project(files, settings.project_root).items():
+            # a nested project (its own pyproject.toml) is checked with its own settings and pins
+            sub = linter if root == settings.project_root else Linter(
+                load_settings([root], cli_settings(args), isolated=args.isolated), linter.kb)
+            diags.extend(sub.run(group).diagnostics)
 
     stream: TextIO = out
     handle = None

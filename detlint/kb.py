@@ -20,7 +20,7 @@ MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
                   "contains", "not-contains", "pos", "default"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
-                                     "keras", "versions", "message"}
+                                     "keras", "versions", "message", "fix"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
@@ -59,6 +59,7 @@ class Matcher:
     keras: Optional[int] = None
     versions: VersionRange = VersionRange.parse("")
     message: Optional[str] = None
+    fix: Optional[str] = None  # a fix title for this pattern when the rule's does not fit
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -228,7 +229,7 @@ class _Reader:
             needs_framework=bool(spec.get("needs-framework", False)),
             keras=keras,
             versions=self.version_range(spec.get("versions"), f"{where}.versions"),
-            message=spec.get("message"),
+            message=spec.get("message"), fix=spec.get("fix"),
         )
 
     def matchers(self, value: Any, where: str) -> list[Matcher]:

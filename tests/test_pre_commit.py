@@ -1,0 +1,50 @@
+"""The pre-commit hook, run by real pre-commit against a temporary repository."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+BAD = "import os\nos.environ['PYTHONHASHSEED'] = '0'\n"
+GOOD = "import os\nprint(os.getcwd())\n"
+
+
+def test_manifest_declares_both_hooks() -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"detlint", "detlint-fix"}
+    for hook in hooks.values():
+        assert hook["types_or"] == ["python", "jupyter"]
+        assert hook["require_serial"] is True
+        assert hook["language"] == "python"
+    assert "--fix" in hooks["detlint-fix"]["entry"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_try_repo_fails_on_bad_file_and_passes_on_good(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    (repo / "bad.py").write_text(BAD)
+    (repo / "good.py").write_text(GOOD)
+    subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
+
+    def try_repo(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "detlint",
+                               "--files", name], cwd=repo, capture_output=True, text=True, env=env, timeout=900)
+
+    bad = try_repo("bad.py")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "bad.py:2:1: DET105" in bad.stdout
+    good = try_repo("good.py")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "Passed" in good.stdout

@@ -41,16 +41,30 @@ class Evaluator:
     def _applies(self, matcher: Matcher, keras_major: int) -> bool:
         return matcher.applies(self.version, keras_major)
 
-    def _diagnostic(self, rule: Rule, message: str, path: str, hit: Hit,
-                    line: Optional[int] = None, col: Optional[int] = None) -> Diagnostic:
+    def effective_fix(self, rule: Rule, matcher: Optional[Matcher]) -> Optional[dict[str, Any]]:
+        """The rule's fix for the target version, with the matched pattern's override on top."""
         fix = rule.fix_for(self.version)
+        spec: dict[str, Any] = dict(fix.data) if fix else {}
+        if matcher is not None and matcher.fix:
+            spec.update(matcher.fix)
+        if not spec.get("title"):
+            return None
+        if matcher is not None and spec.get("action") == "set-args":
+            spec["positions"] = {name: cond.pos for name, cond in matcher.kwargs.items() if cond.pos is not None}
+        spec.setdefault("safety", "display")
+        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version)
+        return spec
+
+    def _diagnostic(self, rule: Rule, message: str, path: str, hit: Hit, matcher: Optional[Matcher] = None,
+                    line: Optional[int] = None, col: Optional[int] = None) -> Diagnostic:
+        fix = self.effective_fix(rule, matcher)
         at_hit = line is None
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
             line=hit.line if at_hit else line, col=hit.col if at_hit else (col or 0),
             end_line=hit.end_line if at_hit else line, end_col=hit.end_col if at_hit else (col or 0),
-            fix_title=render(fix.title, seed=self.settings.seed, version=self.version) if fix else None,
-            fix_safety=fix.safety if fix else None,
+            fix_title=fix["title"] if fix else None, fix_safety=fix["safety"] if fix else None,
+            fix_spec=fix if fix and fix.get("action") else None,
         )
 
     # ---- file rules ----------------------------------------------------------------------------
@@ -70,9 +84,9 @@ class Evaluator:
                 message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
                                  label=render(matcher.label, api=pretty(hit.api)),
                                  value=hit.detail.partition(":")[2], version=self.version, keras=keras,
-                                 fix=render(matcher.fix, seed=self.settings.seed) if matcher.fix else self.fix_text(rule),
+                                 fix=(self.effective_fix(rule, matcher) or {}).get("title", ""),
                                  note=self.fix_note(rule), seed=self.settings.seed)
-                out.append(self._diagnostic(rule, message, display, hit))
+                out.append(self._diagnostic(rule, message, display, hit, matcher))
             elif kind == "op":
                 op = self.kb.ops[key]
                 status = op.status_at(self.version)
@@ -128,7 +142,7 @@ class Evaluator:
                 if first_use is None or first_use > first_provider:
                     continue
                 late_after = program.trace[first_provider]
-            out.append(self._program_diagnostic(rule, program, first, late_after, display, relative))
+            out.append(self._program_diagnostic(rule, program, first, uses, late_after, display, relative))
         return out
 
     def _is_use(self, rule: Rule, th: TraceHit, in_group: Any, trains: bool) -> bool:
@@ -147,7 +161,7 @@ class Evaluator:
             return False
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
 
-    def _program_diagnostic(self, rule: Rule, program: Program, first: TraceHit,
+    def _program_diagnostic(self, rule: Rule, program: Program, first: TraceHit, uses: list[TraceHit],
                             late_after: Optional[TraceHit], display: str, display_of: Any) -> Diagnostic:
         matcher = self.kb.matcher(first.hit.owner, first.hit.index)
         kind, _, key = first.hit.owner.partition(":")
@@ -168,4 +182,11 @@ class Evaluator:
         diag = self._diagnostic(rule, message, display, first.hit, line=line, col=col)
         if first.path == program.entry:
             diag.end_line, diag.end_col = first.hit.end_line, first.hit.end_col
+        if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
+            wanted = set(diag.fix_spec["rewrite-ops"])
+            for th in uses:
+                kind, _, key = th.hit.owner.partition(":")
+                if kind == "op" and key in wanted and self.kb.ops[key].rewrite:
+                    span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
+                    diag.rewrite_sites.append((str(th.path), span, key))
         return diag

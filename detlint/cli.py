@@ -59,6 +59,10 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output-file", help="write the report to a file")
     p.add_argument("--statistics", action="store_true", help="count findings per rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour or speed")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    p.add_argument("--fix-only", action="store_true", help="apply fixes and report nothing that remains")
     p.add_argument("--stdin-filename", help="the name of the file read from stdin")
     p.add_argument("--config", type=Path, help="pyproject.toml to read [tool.detlint] from")
     p.add_argument("--isolated", action="store_true", help="ignore configuration files")
@@ -140,11 +144,34 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             out.write("".join(f"{linter.display(f)}\n" for f in files))
             return 0
         diags = []
+        fixing = args.fix or args.diff or args.fix_only
+        fixed_count, changed = 0, 0
         for root, group in group_by_project(files, settings.project_root).items():
             # a nested project (its own pyproject.toml) is checked with its own settings and pins
             sub = linter if root == settings.project_root else Linter(
                 load_settings([root], cli_settings(args), isolated=args.isolated), linter.kb)
+            if fixing:
+                from .autofix import fix_files, unified_diff
+
+                results = fix_files(sub, group, unsafe=args.unsafe_fixes, write=not args.diff)
+                for result in results:
+                    if result.error:
+                        sys.stderr.write(f"detlint: {sub.display(result.path)}: {result.error}\n")
+                    if result.changed:
+                        changed += 1
+                        fixed_count += len(result.applied)
+                        if args.diff:
+                            out.write(unified_diff(result, sub.display(result.path)))
+                if args.diff:
+                    continue
+                sub = Linter(sub.settings, linter.kb)  # re-read what was written
             diags.extend(sub.run(group).diagnostics)
+        if args.diff:
+            sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
+            return 1 if changed and not args.exit_zero else 0
+        if args.fix_only:
+            out.write(f"{fixed_count} fixed.\n")
+            return 0
 
     stream: TextIO = out
     handle = None
@@ -165,6 +192,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream)
         if args.statistics:
             write_statistics(diags, stream)
+        if not stdin_mode and (args.fix or args.unsafe_fixes) and settings.output_format in ("concise", "full"):
+            stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
     finally:
         if handle:
             handle.close()

@@ -109,6 +109,10 @@ class Diagnostic:
     fix_safety: Optional[str] = None
     edits: list[Edit] = field(default_factory=list)
     cell: Optional[int] = None
+    # what --fix does: the knowledge base's fix entry for the target version, merged with the
+    # matched pattern's override; plus, for program fixes that rewrite calls, where those calls are
+    fix_spec: Optional[dict[str, Any]] = None
+    rewrite_sites: list[tuple[str, tuple[int, int, int, int], str]] = field(default_factory=list)
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.path, self.line, self.col, self.code)

@@ -22,6 +22,7 @@ CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing",
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
+FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area"}
@@ -59,7 +60,7 @@ class Matcher:
     keras: Optional[int] = None
     versions: VersionRange = VersionRange.parse("")
     message: Optional[str] = None
-    fix: Optional[str] = None  # a fix title for this pattern when the rule's does not fit
+    fix: Optional[dict[str, Any]] = None  # overrides the rule's fix for this pattern
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -90,6 +91,7 @@ class Op:
     status: list[StatusRange]
     workaround: str
     references: list[dict[str, str]]
+    rewrite: Optional[dict[str, Any]] = None  # a call rewrite some fixes apply (bias_add -> x + b)
 
     def status_at(self, version: Version) -> Optional[StatusRange]:
         for entry in self.status:
@@ -229,8 +231,32 @@ class _Reader:
             needs_framework=bool(spec.get("needs-framework", False)),
             keras=keras,
             versions=self.version_range(spec.get("versions"), f"{where}.versions"),
-            message=spec.get("message"), fix=spec.get("fix"),
+            message=spec.get("message"), fix=self.fix_override(spec.get("fix"), f"{where}.fix"),
         )
+
+    def fix_override(self, value: Any, where: str) -> Optional[dict[str, Any]]:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = {"title": value}
+        self.expect(isinstance(value, dict), where, "expected a fix title or mapping")
+        self.fix_action(value, where)
+        return dict(value)
+
+    def fix_action(self, value: dict[str, Any], where: str) -> None:
+        action = value.get("action")
+        self.expect(action in (None,) + FIX_ACTIONS, f"{where}.action", f"one of {FIX_ACTIONS}")
+        self.expect(value.get("safety") in (None, "safe", "unsafe", "display"), f"{where}.safety",
+                    "safe, unsafe or display")
+        if action == "insert":
+            self.expect(isinstance(value.get("code"), list) and value["code"], f"{where}.code",
+                        "insert needs a list of code lines")
+            self.expect(value.get("where", "after-imports") in ("after-imports", "before-tf-import"),
+                        f"{where}.where", "after-imports or before-tf-import")
+        if action in ("set-args",):
+            self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
+        if action in ("remove-args",):
+            self.expect(isinstance(value.get("args"), list), f"{where}.args", "expected a list of names")
 
     def matchers(self, value: Any, where: str) -> list[Matcher]:
         self.expect(isinstance(value, list), where, "expected a list of matchers")
@@ -283,6 +309,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,
             workaround=str(spec["workaround"]).strip(),
             references=reader.references(spec.get("references", []), f"{where}.references"),
+            rewrite=spec.get("rewrite"),
         )
 
     for i, spec in enumerate(data.get("rules") or []):
@@ -317,6 +344,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             reader.expect(isinstance(fix, dict) and "title" in fix, fwhere, "a fix needs a title")
             reader.expect(fix.get("safety") in ("safe", "unsafe", "display"), f"{fwhere}.safety",
                           "safe, unsafe or display")
+            reader.fix_action(fix, fwhere)
             fixes.append(Fix(reader.version_range(fix.get("versions"), f"{fwhere}.versions"),
                              fix["safety"], fix["title"], fix))
         into["rules"][code] = Rule(

@@ -1,0 +1,161 @@
+"""``--fix`` and ``--diff``: plan, apply and write fixes file by file, keeping files byte-faithful.
+
+A file is rewritten only when the fixed text parses; encoding, BOM, line endings and permissions
+are kept; the write is atomic (temporary file + rename). Fixing twice changes nothing the second
+time, because each pass re-lints the fixed text and stops once nothing applicable is left.
+"""
+from __future__ import annotations
+
+import codecs
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .collect import collect
+from .engine import Linter, read_source, real
+from .fixes import FixError, apply_plan, is_applicable, plan_for
+from .ftypes import Diagnostic
+from .kb import KnowledgeBase
+
+MAX_PASSES = 6
+PROBE_IMPORTS = "import os\nimport random\nimport numpy as np\nimport tensorflow as tf\nimport keras\n"
+PROBE_ALIASES = {"tf": "tf", "np": "np", "keras": "keras", "os": "os", "random": "random"}
+
+
+@dataclass
+class FileFix:
+    path: Path
+    original: str
+    fixed: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    error: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+def _already_satisfied(kb: KnowledgeBase, diag: Diagnostic, inserted: list[str]) -> bool:
+    """Does code inserted for an earlier finding already provide what this finding asks for?
+    (keras.utils.set_random_seed seeds NumPy and random too.) Decided by linting the inserted
+    lines against the rule's ``requires`` group, so the knowledge base stays the only source."""
+    rule = kb.rules.get(diag.code)
+    required = (rule.program or {}).get("requires") if rule else None
+    if not inserted or not required:
+        return False
+    probe = PROBE_IMPORTS + "".join(line.replace("{seed}", "0").format(**PROBE_ALIASES) + "\n"
+                                    for line in inserted)
+    facts = collect(kb, "<probe>", probe)
+    return any(hit.owner == f"group:{required}" for hit in facts.hits)
+
+
+def _select(kb: KnowledgeBase, diags: list[Diagnostic]) -> list[Diagnostic]:
+    chosen: list[Diagnostic] = []
+    inserted: list[str] = []
+    for diag in sorted(diags, key=lambda d: (d.code, d.line, d.col)):
+        spec = diag.fix_spec or {}
+        if spec.get("action") == "insert":
+            if _already_satisfied(kb, diag, inserted):
+                continue
+            inserted.extend(spec["code"])
+        chosen.append(diag)
+    return chosen
+
+
+Site = tuple[tuple[int, int, int, int], str]
+
+
+def _rewrite_sites(kb: KnowledgeBase, diags: list[Diagnostic]) -> dict[Path, list[Site]]:
+    out: dict[Path, list[Site]] = {}
+    for diag in diags:
+        for path, span, op_id in diag.rewrite_sites:
+            rewrite = kb.ops[op_id].rewrite or {}
+            if rewrite.get("template"):
+                out.setdefault(real(Path(path)), []).append((span, rewrite["template"]))
+    return out
+
+
+def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
+             extra_sites: list[Site]) -> FileFix:
+    result = FileFix(path, text, text)
+    sites = list(extra_sites)
+    for _ in range(MAX_PASSES):
+        linter.set_source(path, result.fixed)
+        diags = [d for d in linter.lint_file(path, str(path)) if is_applicable(d, unsafe)]
+        for site in _rewrite_sites(linter.kb, diags).get(real(path), []):
+            if site not in sites:
+                sites.append(site)
+        chosen = _select(linter.kb, diags)
+        if not chosen and not sites:
+            break
+        plan, used = plan_for(chosen, linter.settings.seed, sites)
+        limit = min((d.line for d in used if (d.fix_spec or {}).get("action") == "insert"), default=None)
+        try:
+            fixed, _ = apply_plan(result.fixed, plan, limit)
+        except FixError as exc:
+            result.error = str(exc)
+            break
+        sites = []
+        if fixed == result.fixed:
+            break
+        result.fixed = fixed
+        result.applied.extend(used)
+    linter.set_source(path, result.fixed)
+    return result
+
+
+def write_preserving(path: Path, text: str, data: bytes, encoding: str) -> None:
+    """Write ``text`` as ``path`` was written: same encoding, BOM and mode; atomically."""
+    payload = text.encode(encoding if encoding != "utf-8-sig" else "utf-8")
+    if data.startswith(codecs.BOM_UTF8) and not payload.startswith(codecs.BOM_UTF8):
+        payload = codecs.BOM_UTF8 + payload
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detlint-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> list[FileFix]:
+    """Fix every file that has applicable findings; program fixes may also rewrite calls in the
+    project modules a program imports (bias_add on TF 1.14–2.0)."""
+    first = linter.run(files).diagnostics
+    applicable = [d for d in first if is_applicable(d, unsafe)]
+    sites = _rewrite_sites(linter.kb, applicable)
+    by_path: dict[Path, Path] = {}
+    for path in files:
+        by_path.setdefault(real(path), path)
+    targets = [by_path[real(Path(d.path))] if real(Path(d.path)) in by_path else Path(d.path) for d in applicable]
+    targets += [by_path.get(p, p) for p in sites]
+    results: list[FileFix] = []
+    seen: set[Path] = set()
+    for path in targets:
+        key = real(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        source = read_source(path)
+        if source.text is None:
+            continue
+        result = fix_text(linter, path, source.text, unsafe, sites.get(key, []))
+        if result.changed and write and result.error is None:
+            write_preserving(path, result.fixed, path.read_bytes(), source.encoding)
+        results.append(result)
+    return results
+
+
+def unified_diff(result: FileFix, display: str) -> str:
+    return "".join(difflib.unified_diff(result.original.splitlines(keepends=True),
+                                        result.fixed.splitlines(keepends=True),
+                                        fromfile=f"a/{display}", tofile=f"b/{display}"))

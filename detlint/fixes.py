@@ -1,0 +1,382 @@
+"""Applies the knowledge base's fixes to source text with libcst, leaving the rest byte-identical.
+
+Fix actions are generic (``insert``, ``remove-statement``, ``set-args``, ``remove-args``,
+``replace-call``, call rewrites); which one a finding gets, with what code, comes from its rule's
+YAML entry for the target TensorFlow version. Nothing here knows about particular rules.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Union
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .ftypes import Diagnostic
+
+DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np", "keras": "keras", "os": "os", "random": "random"}
+EQUIVALENT_MODULES = {"keras": ("keras", "tensorflow.keras")}
+Position = tuple[int, int]
+Span = tuple[int, int, int, int]  # start line, start col, end line, end col: unique per call node
+
+
+class FixError(Exception):
+    """A fix could not be applied (its result would not parse, or its target moved)."""
+
+
+@dataclass
+class FixPlan:
+    """What one pass changes in one file."""
+
+    statements_to_remove: set[Position] = field(default_factory=set)
+    set_args: dict[Span, tuple[dict[str, str], dict[str, int]]] = field(default_factory=dict)
+    remove_args: dict[Span, list[str]] = field(default_factory=dict)
+    replace_calls: dict[Span, str] = field(default_factory=dict)
+    rewrites: dict[Span, str] = field(default_factory=dict)
+    inserts: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)  # where, code, imports
+
+
+def is_applicable(diag: Diagnostic, unsafe: bool) -> bool:
+    if not diag.fix_spec:
+        return False
+    return diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe")
+
+
+def plan_for(diags: Sequence[Diagnostic], seed: int, rewrite_sites: Sequence[tuple[Span, str]] = ()
+             ) -> tuple[FixPlan, list[Diagnostic]]:
+    """A plan from the chosen findings of one file (redundant insertions already left out)."""
+    plan = FixPlan()
+    used: list[Diagnostic] = []
+    for diag in diags:
+        spec = diag.fix_spec or {}
+        action = spec.get("action")
+        pos = (diag.line, diag.col)
+        span = (diag.line, diag.col, diag.end_line, diag.end_col)
+        if action == "insert":
+            code = _render_keep_aliases(spec["code"], seed)
+            plan.inserts.append((spec.get("where", "after-imports"), code, dict(spec.get("imports", {}))))
+        elif action == "remove-statement":
+            plan.statements_to_remove.add(pos)
+        elif action == "set-args":
+            args = {k: str(v).replace("{seed}", str(seed)) for k, v in spec["args"].items()}
+            plan.set_args[span] = (args, dict(spec.get("positions", {})))
+        elif action == "remove-args":
+            plan.remove_args[span] = list(spec["args"])
+        elif action == "replace-call":
+            plan.replace_calls[span] = str(spec["with"])
+        else:
+            continue
+        used.append(diag)
+    for site, template in rewrite_sites:
+        plan.rewrites[site] = template
+    return plan, used
+
+
+def _render_keep_aliases(lines: Sequence[str], seed: int) -> list[str]:
+    """Fill {seed} now; module aliases ({tf}, {os}, ...) are filled per file later."""
+    return [line.replace("{seed}", str(seed)) for line in lines]
+
+
+# ---- the transformer ---------------------------------------------------------------------------
+class _Apply(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, plan: FixPlan, module: cst.Module) -> None:
+        super().__init__()
+        self.plan = plan
+        self.module = module
+        self.done: set[Any] = set()
+        self.drop: set[int] = set()
+
+    def _without_dropped(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Drop removed lines; their leading comments and blank lines move to the next statement."""
+        out: list[cst.BaseStatement] = []
+        carry: list[cst.EmptyLine] = []
+        for stmt in body:
+            if id(stmt) in self.drop:
+                carry.extend(stmt.leading_lines)
+                continue
+            if carry:
+                stmt = stmt.with_changes(leading_lines=_merge_blank_lines(carry, list(stmt.leading_lines)))
+                carry = []
+            out.append(stmt)
+        return out
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if not self.drop:
+            return updated
+        return updated.with_changes(body=self._without_dropped(updated.body))
+
+    def _pos(self, node: cst.CSTNode) -> Position:
+        start = self.get_metadata(PositionProvider, node).start
+        return start.line, start.column
+
+    def _span(self, node: cst.CSTNode) -> Span:
+        rng = self.get_metadata(PositionProvider, node)
+        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+                                  ) -> Union[cst.BaseStatement, cst.RemovalSentinel]:
+        if not self.plan.statements_to_remove:
+            return updated
+        keep = []
+        for orig, new in zip(original.body, updated.body):
+            pos = self._pos(orig)
+            if pos in self.plan.statements_to_remove:
+                self.done.add(pos)
+            else:
+                keep.append(new)
+        if len(keep) == len(updated.body):
+            return updated
+        if not keep:
+            self.drop.add(id(updated))  # removed by the enclosing block, keeping its comments
+            return updated
+        last = keep[-1]
+        keep[-1] = last.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(body=keep)
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not self.drop:
+            return updated
+        body = self._without_dropped(updated.body)
+        if not body:  # removing the only statement of a block leaves `pass`
+            body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        return updated.with_changes(body=body)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        pos = self._span(original)
+        if pos in self.plan.set_args:
+            updated = _set_args(updated, *self.plan.set_args[pos])
+            self.done.add(pos)
+        if pos in self.plan.remove_args:
+            updated = _remove_args(updated, self.plan.remove_args[pos])
+            self.done.add(pos)
+        if pos in self.plan.replace_calls:
+            updated = updated.with_changes(func=cst.parse_expression(self.plan.replace_calls[pos]))
+            self.done.add(pos)
+        if pos in self.plan.rewrites:
+            rewritten = _rewrite(updated, self.plan.rewrites[pos], self.module)
+            if rewritten is not None:
+                self.done.add(pos)
+                return rewritten
+        return updated
+
+
+def _blank_run(lines: Sequence[cst.EmptyLine]) -> int:
+    longest = run = 0
+    for line in lines:
+        run = run + 1 if line.comment is None else 0
+        longest = max(longest, run)
+    return longest
+
+
+def _merge_blank_lines(carry: list[cst.EmptyLine], own: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """Comments of a removed line stay; blank lines do not pile up where it was."""
+    limit = max(_blank_run(carry), _blank_run(own))
+    out: list[cst.EmptyLine] = []
+    run = 0
+    for line in [*carry, *own]:
+        run = run + 1 if line.comment is None else 0
+        if run <= limit:
+            out.append(line)
+    return out
+
+
+def _set_args(call: cst.Call, values: dict[str, str], positions: dict[str, int]) -> cst.Call:
+    args = list(call.args)
+    for name, code in values.items():
+        value = cst.parse_expression(code)
+        for i, arg in enumerate(args):
+            if arg.keyword is not None and arg.keyword.value == name:
+                args[i] = arg.with_changes(value=value)
+                break
+        else:
+            positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
+            pos = positions.get(name)
+            if pos is not None and len(positional) > pos:
+                i = positional[pos]
+                args[i] = args[i].with_changes(value=value)
+            else:
+                if args:
+                    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                args.append(cst.Arg(value=value, keyword=cst.Name(name),
+                                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    return call.with_changes(args=args)
+
+
+def _remove_args(call: cst.Call, names: list[str]) -> cst.Call:
+    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value in names)]
+    if args and len(args) != len(call.args):
+        last_original = call.args[-1]
+        args[-1] = args[-1].with_changes(comma=last_original.comma if isinstance(last_original.comma, cst.Comma)
+                                         and last_original.comma.whitespace_after.__class__ is not
+                                         cst.SimpleWhitespace else cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _rewrite(call: cst.Call, template: str, module: cst.Module) -> Optional[cst.BaseExpression]:
+    if any(a.keyword is not None or a.star for a in call.args):
+        return None
+    parts = []
+    for arg in call.args:
+        code = module.code_for_node(arg.value)
+        parts.append(code if isinstance(arg.value, _ATOMS) else f"({code})")
+    try:
+        expr = cst.parse_expression(template.format(*parts))
+    except (IndexError, cst.ParserSyntaxError):
+        return None
+    return expr.with_changes(lpar=call.lpar, rpar=call.rpar) if call.lpar else expr
+
+
+# ---- insertion ---------------------------------------------------------------------------------
+def _imported_names(stmt: cst.CSTNode) -> list[tuple[str, str]]:
+    """(bound name, module it is) for the imports in a top-level statement."""
+    out = []
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    module = _dotted(alias.name)
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        out.append((alias.asname.name.value, module))
+                    else:
+                        out.append((module.split(".")[0], module.split(".")[0]))
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                    and not isinstance(small.names, cst.ImportStar):
+                base = _dotted(small.module)
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+                    out.append((bound, f"{base}.{name}"))
+    elif isinstance(stmt, cst.Try):
+        for inner in stmt.body.body:
+            out.extend(_imported_names(inner))
+    return out
+
+
+def _dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _is_import(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, cst.Try):
+        return all(_is_import(s) for s in stmt.body.body)
+    return False
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _imports_module(stmt: cst.CSTNode, module: str) -> bool:
+    return any(m == module or m.startswith(module + ".") for _, m in _imported_names(stmt))
+
+
+def _after_imports(body: Sequence[cst.BaseStatement], limit_line: Optional[int], line_of: Any) -> int:
+    """Index after the module's import block: past the docstring, __future__ imports and every
+    top-level import that comes before the first definition, compound statement or ``limit_line``."""
+    index = 1 if body and _is_docstring(body[0]) else 0
+    best = index
+    for i in range(index, len(body)):
+        stmt = body[i]
+        if limit_line is not None and line_of(stmt) >= limit_line:
+            break
+        if _is_import(stmt):
+            best = i + 1
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            continue  # e.g. os.environ[...] = ... between imports
+        else:
+            break
+    return best
+
+
+def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], dict[str, str]]],
+                      limit_line: Optional[int]) -> cst.Module:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    body = list(wrapper.module.body)
+
+    def line_of(stmt: cst.CSTNode) -> int:
+        return positions[stmt].start.line
+
+    bound = {}
+    for stmt in body:
+        for name, mod in _imported_names(stmt):
+            bound.setdefault(name, mod)
+    context = CodemodContext()
+    needs_import = False
+    original = list(body)
+    added: dict[int, int] = {}  # original index -> statements inserted there so far (keeps order)
+    for where, code, imports in inserts:
+        aliases: dict[str, str] = {}
+        extra: list[str] = []
+        base = _after_imports(original, limit_line, line_of)
+        if where == "before-tf-import":
+            first_tf = next((i for i, s in enumerate(original) if _imports_module(s, "tensorflow")), None)
+            if first_tf is not None:
+                base = first_tf
+        index = base + sum(n for at, n in added.items() if at <= base)
+        for placeholder, mod in imports.items():
+            alias = _alias_for(body[:index], mod)  # reuse the file's own name (tensorflow_lib, ...)
+            if alias is None:
+                default = DEFAULT_ALIASES.get(mod, mod)
+                taken = bound.get(default)
+                alias = default if taken is None or taken in EQUIVALENT_MODULES.get(mod, (mod,)) else mod
+                statement = f"import {mod}" if alias == mod else f"import {mod} as {alias}"
+                if where == "after-imports" and _alias_for(body, mod) is None:
+                    AddImportsVisitor.add_needed_import(context, mod, asname=None if alias == mod else alias)
+                    needs_import = True
+                else:  # must run before this point (env before `import tensorflow`): import it here
+                    extra.append(statement)
+                bound[alias] = mod
+            aliases[placeholder] = alias
+        new = [cst.parse_statement(line + "\n") for line in extra]
+        new += [cst.parse_statement(line.format(**aliases) + "\n") for line in code]
+        following = original[base] if base < len(original) else None
+        if where == "after-imports" and base > 0 and base not in added and following is not None and any(
+                isinstance(line, cst.EmptyLine) and line.comment is None for line in following.leading_lines):
+            new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])  # a block of its own
+        body[index:index] = new
+        added[base] = added.get(base, 0) + len(new)
+    module = wrapper.module.with_changes(body=body)
+    if needs_import:
+        module = AddImportsVisitor(context).transform_module(module)
+    return module
+
+
+def _alias_for(body: Sequence[cst.BaseStatement], module: str) -> Optional[str]:
+    wanted = EQUIVALENT_MODULES.get(module, (module,))
+    for stmt in body:
+        for name, mod in _imported_names(stmt):
+            if mod in wanted:
+                return name
+    return None
+
+
+def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None) -> tuple[str, set[Position]]:
+    """The fixed text, and which positions were changed. Raises FixError if it would not parse."""
+    module = cst.parse_module(source)
+    transformer = _Apply(plan, module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    module = wrapper.visit(transformer)
+    if plan.inserts:
+        module = insert_statements(module, plan.inserts, limit_line)
+    text = module.code
+    try:
+        cst.parse_module(text)
+        compile(text, "<fixed>", "exec", dont_inherit=True)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
+        raise FixError(f"the fixed file would not parse ({exc}); left unchanged") from exc
+    return text, transformer.done

@@ -18,7 +18,7 @@ from typing import Optional
 from .collect import collect
 from .engine import Linter, read_source, real
 from .fixes import FixError, apply_plan, is_applicable, plan_for
-from .ftypes import Diagnostic
+from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
 
 MAX_PASSES = 6
@@ -159,3 +159,53 @@ def unified_diff(result: FileFix, display: str) -> str:
     return "".join(difflib.unified_diff(result.original.splitlines(keepends=True),
                                         result.fixed.splitlines(keepends=True),
                                         fromfile=f"a/{display}", tofile=f"b/{display}"))
+
+
+def _edit_between(old: str, new: str) -> Optional[Edit]:
+    """The one replacement that turns ``old`` into ``new`` (common prefix and suffix kept)."""
+    if old == new:
+        return None
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+
+    # whole lines read better than a few changed characters ("Fals" for "Tru")
+    start = old.rfind("\n", 0, start) + 1
+    line_end = old.find("\n", end_old)
+    suffix = len(old) - (len(old) if line_end < 0 else line_end + 1)
+    end_old, end_new = len(old) - suffix, len(new) - suffix
+
+    def position(offset: int) -> tuple[int, int]:
+        line = old.count("\n", 0, offset) + 1
+        return line, offset - (old.rfind("\n", 0, offset) + 1)
+
+    (line, col), (end_line, end_col) = position(start), position(end_old)
+    return Edit(line, col, end_line, end_col, new[start:end_new])
+
+
+def attach_edits(linter: Linter, diags: list[Diagnostic]) -> None:
+    """Fill ``Diagnostic.edits`` (for JSON and SARIF) by applying each fix on its own."""
+    texts: dict[str, Optional[str]] = {}
+    for diag in diags:
+        if not diag.fix_spec:
+            continue
+        if diag.path not in texts:
+            texts[diag.path] = read_source(Path(diag.path)).text
+        text = texts[diag.path]
+        if text is None:
+            continue
+        plan, used = plan_for([diag], linter.settings.seed)
+        if not used:
+            continue
+        limit = diag.line if (diag.fix_spec or {}).get("action") == "insert" else None
+        try:
+            fixed, _ = apply_plan(text, plan, limit)
+        except FixError:
+            continue
+        edit = _edit_between(text, fixed)
+        if edit is not None:
+            diag.edits = [edit]

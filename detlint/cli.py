@@ -173,6 +173,10 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             out.write(f"{fixed_count} fixed.\n")
             return 0
 
+    if settings.output_format in ("json", "sarif") and not stdin_mode:
+        from .autofix import attach_edits
+
+        attach_edits(linter, diags)
     stream: TextIO = out
     handle = None
     if args.output_file:

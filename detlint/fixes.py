@@ -367,13 +367,16 @@ def _alias_for(body: Sequence[cst.BaseStatement], module: str) -> Optional[str]:
 
 def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None) -> tuple[str, set[Position]]:
     """The fixed text, and which positions were changed. Raises FixError if it would not parse."""
-    module = cst.parse_module(source)
-    transformer = _Apply(plan, module)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    module = wrapper.visit(transformer)
-    if plan.inserts:
-        module = insert_statements(module, plan.inserts, limit_line)
-    text = module.code
+    try:
+        module = cst.parse_module(source)
+        transformer = _Apply(plan, module)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        module = wrapper.visit(transformer)
+        if plan.inserts:
+            module = insert_statements(module, plan.inserts, limit_line)
+        text = module.code
+    except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError) as exc:
+        raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc
     try:
         cst.parse_module(text)
         compile(text, "<fixed>", "exec", dont_inherit=True)

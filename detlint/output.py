@@ -29,7 +29,8 @@ def _style(text: str, code: str, colour: bool) -> str:
 
 
 def fixable(diag: Diagnostic, unsafe: bool = False) -> bool:
-    return bool(diag.edits) and (diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe"))
+    has_fix = bool(diag.edits or diag.fix_spec)
+    return has_fix and (diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe"))
 
 
 def location(diag: Diagnostic) -> str:
@@ -59,7 +60,7 @@ def write_summary(diags: list[Diagnostic], out: TextIO) -> None:
     count = len(diags)
     out.write(f"Found {count} error{'s' if count != 1 else ''}.\n")
     safe = sum(1 for d in diags if fixable(d))
-    unsafe = sum(1 for d in diags if d.edits and d.fix_safety == "unsafe")
+    unsafe = sum(1 for d in diags if (d.edits or d.fix_spec) and d.fix_safety == "unsafe")
     if safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
     if unsafe:
@@ -94,7 +95,7 @@ def json_records(diags: list[Diagnostic], kb: Optional[KnowledgeBase] = None) ->
     for diag in diags:
         fix = None
         if diag.fix_title:
-            fix = {"applicability": diag.fix_safety if diag.edits else "display",
+            fix = {"applicability": diag.fix_safety if diag.fix_spec else "display",
                    "message": diag.fix_title, "edits": _edits_json(diag)}
         records.append({
             "code": diag.code, "name": diag.name, "message": diag.message,

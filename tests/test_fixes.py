@@ -1,0 +1,156 @@
+"""--fix, --diff and --unsafe-fixes: before/after pairs, lossless writes, idempotence."""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from conftest import FIXTURES, ROOT, fixture_units, fixture_version, make_linter
+from detlint import autofix, cli
+from detlint.fixes import FixPlan, is_applicable
+
+PAIRS = sorted((FIXTURES / "fixes").glob("*.in.py"))
+
+
+def run_cli(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.chdir(cwd)
+    out = io.StringIO()
+    code = cli.main(args, out=out)
+    return code, out.getvalue()
+
+
+def options_for(text: str) -> list[str]:
+    version = fixture_version_from_text(text)
+    return ["--tf-version", version, "--isolated", "--fix"] + ([] if "safe-only" in text.splitlines()[0] else
+                                                                ["--unsafe-fixes"])
+
+
+def fixture_version_from_text(text: str) -> str:
+    first = text.splitlines()[0] if text else ""
+    return first.split("tf-version=")[1].split()[0] if "tf-version=" in first else "2.21"
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p.name[:-6] for p in PAIRS])
+def test_before_after(pair: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = pair.name.replace(".in.py", ".py")
+    target = tmp_path / name
+    shutil.copy(pair, target)
+    text = pair.read_text()
+    run_cli([name, *options_for(text)], tmp_path, monkeypatch)
+    expected = pair.with_name(pair.name.replace(".in.py", ".out.py")).read_text()
+    assert target.read_text() == expected
+    code, out = run_cli([name, *options_for(text)], tmp_path, monkeypatch)
+    assert target.read_text() == expected, "a second --fix changed the file"
+    assert out.rstrip().endswith(("0 fixed, 0 remaining", "0 fixed, 1 remaining"))
+
+
+def test_fix_reports_counts_and_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "t.py").write_text("import os\nos.environ['PYTHONHASHSEED'] = '0'\nos.environ['TF_CUDNN_USE_AUTOTUNE'] = '0'\n")
+    code, out = run_cli(["t.py", "--fix"], tmp_path, monkeypatch)
+    assert out.rstrip().endswith("1 fixed, 1 remaining") and code == 1
+    assert "[*]" not in out  # the remaining one has only an unsafe fix
+    code, out = run_cli(["t.py", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
+    assert out.rstrip().endswith("1 fixed, 0 remaining") and code == 0
+    assert (tmp_path / "t.py").read_text() == "import os\n"
+
+
+def test_safe_fixes_are_marked_in_normal_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "t.py").write_text("import os\nos.environ['PYTHONHASHSEED'] = '0'\n")
+    code, out = run_cli(["t.py"], tmp_path, monkeypatch)
+    assert "t.py:2:1: DET105 [*] setting PYTHONHASHSEED" in out
+    assert "[*] 1 fixable with the `--fix` option." in out
+
+
+def test_diff_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    source = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(1)\n"
+    (tmp_path / "t.py").write_text(source)
+    code, out = run_cli(["t.py", "--diff"], tmp_path, monkeypatch)
+    assert code == 1
+    assert "--- a/t.py" in out and "-os.environ['PYTHONHASHSEED'] = '0'" in out
+    assert (tmp_path / "t.py").read_text() == source
+    (tmp_path / "clean.py").write_text("print(1)\n")
+    code, out = run_cli(["clean.py", "--diff"], tmp_path, monkeypatch)
+    assert code == 0 and out == ""
+
+
+@pytest.mark.parametrize("encoding_case", ["crlf", "bom", "latin1", "tabs_no_final_newline"])
+def test_writes_are_lossless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding_case: str) -> None:
+    body = ("import os\n\nos.environ['PYTHONHASHSEED'] = '0'\nif True:\n\tname = 'x'\n"
+            "model = tf.keras.Sequential()\n")
+    if encoding_case == "crlf":
+        data = body.replace("\n", "\r\n").encode()
+    elif encoding_case == "bom":
+        data = b"\xef\xbb\xbf" + body.encode()
+    elif encoding_case == "latin1":
+        data = ("# -*- coding: latin-1 -*-\n" + body.replace("'x'", "'caf\xe9'")).encode("latin-1")
+    else:
+        data = body.rstrip("\n").encode()
+    path = tmp_path / "t.py"
+    path.write_bytes(data)
+    os.chmod(path, 0o754)
+    run_cli(["t.py", "--fix"], tmp_path, monkeypatch)
+    after = path.read_bytes()
+    removed = b"os.environ['PYTHONHASHSEED'] = '0'"
+    assert removed not in after
+    newline = b"\r\n" if encoding_case == "crlf" else b"\n"
+    expected = data.replace(removed + newline, b"")
+    assert after == expected
+    assert stat.S_IMODE(path.stat().st_mode) == 0o754
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".detlint-tmp")]
+
+
+def test_unparsable_result_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = "import os\nos.environ['PYTHONHASHSEED'] = '0'\n"
+    path = tmp_path / "t.py"
+    path.write_text(source)
+
+    def broken_plan(diags, seed, sites=()):
+        plan = FixPlan()
+        plan.inserts.append(("after-imports", ["x = ("], {}))
+        return plan, list(diags)
+
+    monkeypatch.setattr(autofix, "plan_for", broken_plan)
+    linter = make_linter("2.21", root=tmp_path)
+    (result,) = autofix.fix_files(linter, [path], unsafe=True, write=True)
+    assert result.error and "left unchanged" in result.error
+    assert path.read_text() == source
+
+
+def copy_tree(tmp_path: Path) -> tuple[Path, list[tuple[list[Path], str]]]:
+    """Every fixture unit and every example, copied, with the version each is checked at."""
+    base = tmp_path / "copy"
+    shutil.copytree(FIXTURES, base / "fixtures", ignore=shutil.ignore_patterns("*.out.py"))
+    shutil.copytree(ROOT / "examples", base / "examples")
+    units = []
+    for _, folder, files in fixture_units():
+        copied = [base / "fixtures" / f.relative_to(FIXTURES) for f in files]
+        units.append((copied, fixture_version(files)))
+    for pair in sorted((base / "fixtures" / "fixes").glob("*.in.py")):
+        units.append(([pair], fixture_version([pair])))
+    units.append((sorted((base / "examples").glob("*.py")), "2.21"))
+    units.append((sorted((base / "examples" / "tf1_project").rglob("*.py")), "1.15"))
+    return base, units
+
+
+def test_fix_everything_property(tmp_path: Path) -> None:
+    """After --fix --unsafe-fixes every file parses, a second run changes nothing, and nothing
+    fixable is left."""
+    _, units = copy_tree(tmp_path)
+    fixed_files = 0
+    for files, version in units:
+        linter = make_linter(version, root=tmp_path)
+        results = autofix.fix_files(linter, files, unsafe=True, write=True)
+        assert all(r.error is None for r in results), [r.error for r in results]
+        fixed_files += sum(r.changed for r in results)
+        for path in files:
+            cst.parse_module(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        again = autofix.fix_files(make_linter(version, root=tmp_path), files, unsafe=True, write=False)
+        assert not [r.path for r in again if r.changed], f"not idempotent on TF {version}"
+        left = [d for d in make_linter(version, root=tmp_path).run(files).diagnostics if is_applicable(d, True)]
+        assert not left, [(d.path, d.line, d.code) for d in left]
+    assert fixed_files >= 20

@@ -41,6 +41,16 @@ def test_flake8_matches_cli_on_all_fixtures() -> None:
     assert compared > 40
 
 
+def test_flake8_never_writes(tmp_path: Path) -> None:
+    path = tmp_path / "t.py"
+    path.write_text("import os\nos.environ['PYTHONHASHSEED'] = '0'\n")
+    before = path.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DET", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert ":2:1: DET105" in proc.stdout
+    assert path.read_bytes() == before
+
+
 def test_flake8_owns_noqa() -> None:
     """The plugin reports everything; flake8's own noqa handling drops the suppressed lines."""
     path = FIXTURES / "seeds" / "noqa.py"

@@ -38,8 +38,8 @@ def test_try_repo_fails_on_bad_file_and_passes_on_good(tmp_path: Path) -> None:
     (repo / "good.py").write_text(GOOD)
     subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
 
-    def try_repo(name: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "detlint",
+    def try_repo(name: str, hook: str = "detlint") -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook,
                                "--files", name], cwd=repo, capture_output=True, text=True, env=env, timeout=900)
 
     bad = try_repo("bad.py")
@@ -48,3 +48,11 @@ def test_try_repo_fails_on_bad_file_and_passes_on_good(tmp_path: Path) -> None:
     good = try_repo("good.py")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout
+
+    # the fix hook rewrites the file and so fails the commit, as ruff's does; then it passes
+    fixing = try_repo("bad.py", "detlint-fix")
+    assert fixing.returncode == 1 and "files were modified by this hook" in fixing.stdout, fixing.stdout
+    assert (repo / "bad.py").read_text() == "import os\n"
+    subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
+    again = try_repo("bad.py", "detlint-fix")
+    assert again.returncode == 0, again.stdout

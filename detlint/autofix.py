@@ -44,13 +44,13 @@ def _already_satisfied(kb: KnowledgeBase, diag: Diagnostic, inserted: list[str])
     (keras.utils.set_random_seed seeds NumPy and random too.) Decided by linting the inserted
     lines against the rule's ``requires`` group, so the knowledge base stays the only source."""
     rule = kb.rules.get(diag.code)
-    required = (rule.program or {}).get("requires") if rule else None
+    required = {check.get("requires") for check in rule.program} - {None} if rule else set()
     if not inserted or not required:
         return False
     probe = PROBE_IMPORTS + "".join(line.replace("{seed}", "0").format(**PROBE_ALIASES) + "\n"
                                     for line in inserted)
     facts = collect(kb, "<probe>", probe)
-    return any(hit.owner == f"group:{required}" for hit in facts.hits)
+    return any(hit.owner in {f"group:{group}" for group in required} for hit in facts.hits)
 
 
 def _select(kb: KnowledgeBase, diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -70,7 +70,7 @@ class Evaluator:
     # ---- file rules ----------------------------------------------------------------------------
     def file_diagnostics(self, display: str, facts: FileFacts) -> list[Diagnostic]:
         out: list[Diagnostic] = []
-        keras = self.settings.keras_major
+        keras = self.keras_for([facts], facts.hits)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status]
         for hit in facts.hits:
             kind, _, key = hit.owner.partition(":")
@@ -80,6 +80,8 @@ class Evaluator:
                 if not rule.versions.contains(self.version):
                     continue
                 if not self._applies(matcher, keras) or (matcher.needs_framework and not facts.frameworks):
+                    continue
+                if matcher.function_arg and not self._function_uses(facts, hit, matcher.function_arg["contains"]):
                     continue
                 message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
                                  label=render(matcher.label, api=pretty(hit.api)),
@@ -101,52 +103,94 @@ class Evaluator:
                         out.append(self._diagnostic(rule, message, display, hit))
         return out
 
+    def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
+        """Does the function passed to ``hit``'s call (a lambda, or a function of this file and the
+        functions it calls) contain a match of ``group``?"""
+        owner = f"group:{group}"
+        if hit.arg_span is not None:
+            l0, c0, l1, c1 = hit.arg_span
+            return any(h.owner == owner and (l0, c0) <= (h.line, h.col) and (h.end_line, h.end_col) <= (l1, c1)
+                       for h in facts.hits)
+        scopes, todo = set(), [hit.arg_ref.rsplit(".", 1)[-1]] if hit.arg_ref else []
+        while todo:
+            name = todo.pop()
+            candidates = [s for s in facts.functions if s == name or s.endswith("." + name)]
+            for scope in candidates:
+                if scope not in scopes:
+                    scopes.add(scope)
+                    todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
+        return any(h.owner == owner and h.scope in scopes for h in facts.hits)
+
     # ---- program rules -------------------------------------------------------------------------
+    def keras_for(self, facts: list[Any], hits: list[Hit]) -> int:
+        """Keras 2 or 3 for these files: tf_keras or TF_USE_LEGACY_KERAS=1 mean Keras 2 even
+        on TF >= 2.16, unless keras-version was configured explicitly."""
+        if self.settings.keras_source.endswith("keras-version"):
+            return self.settings.keras_major
+        if any("tf_keras" in getattr(f, "keras_flavours", ()) for f in facts) or any(
+                h.owner == "group:legacy-keras" for h in hits):
+            return 2
+        return self.settings.keras_major
+
     def program_diagnostics(self, program: Program, display: str, relative: Any,
                             facts_of: Any) -> list[Diagnostic]:
         """Findings of the program whose entry is shown as ``display``; other files are named in
         messages by their project-relative path, so the CLI and flake8 say the same thing."""
-        keras = self.settings.keras_major
-        frameworks = any(getattr(facts_of(p), "frameworks", None) for p in program.modules)
+        all_facts = [facts_of(p) for p in program.modules]
+        keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
+        frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
         entry_hits = [th for th in program.all_hits if th.path == program.entry and not th.ordered]
         reachable = program.trace + entry_hits
-
-        def matcher_of(th: TraceHit) -> Matcher:
-            return self.kb.matcher(th.hit.owner, th.hit.index)
 
         def in_group(th: TraceHit, group: str) -> bool:
             if th.hit.owner != f"group:{group}":
                 return False
-            matcher = matcher_of(th)
-            return self._applies(matcher, keras) and (frameworks or not matcher.needs_framework)
+            matcher = self.kb.matcher(th.hit.owner, th.hit.index)
+            return matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework)
 
         trains = any(in_group(th, "training") for th in reachable)
         out: list[Diagnostic] = []
         for rule in self.kb.rules.values():
-            if rule.scope != "program" or not rule.program or not rule.versions.contains(self.version):
+            if not rule.versions.contains(self.version):
                 continue
-            uses = [th for th in reachable if self._is_use(rule, th, in_group, trains)]
-            if not uses:
-                continue
-            required = rule.program.get("requires")
-            providers = [th for th in program.all_hits if required and in_group(th, required)]
-            first = uses[0]
-            late_after: Optional[TraceHit] = None
-            if providers:
-                if not rule.program.get("order") or any(not p.ordered for p in providers):
-                    continue
-                provider_ids = {id(p.hit) for p in providers}
-                use_ids = {id(u.hit) for u in uses}
-                first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
-                first_use = next((i for i, th in enumerate(program.trace) if id(th.hit) in use_ids), None)
-                if first_use is None or first_use > first_provider:
-                    continue
-                late_after = program.trace[first_provider]
-            out.append(self._program_diagnostic(rule, program, first, uses, late_after, display, relative))
+            for check in rule.program:
+                diag = self._check_program(rule, check, program, reachable, in_group, trains, keras,
+                                           display, relative)
+                if diag is not None:
+                    out.append(diag)
         return out
 
-    def _is_use(self, rule: Rule, th: TraceHit, in_group: Any, trains: bool) -> bool:
-        uses = rule.program["uses"] if rule.program else None
+    def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
+                       in_group: Any, trains: bool, keras: int, display: str, relative: Any) -> Optional[Diagnostic]:
+        present = check.get("when-present")
+        witness = [th for th in program.all_hits if present and in_group(th, present)]
+        if present and not witness:
+            return None
+        uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras)]
+        if not uses:
+            return None
+        required = check.get("requires")
+        providers = [th for th in program.all_hits if required and in_group(th, required)]
+        late_after: Optional[TraceHit] = None
+        if providers:
+            if not check.get("order") or any(not p.ordered for p in providers):
+                return None
+            provider_ids = {id(p.hit) for p in providers}
+            use_ids = {id(u.hit) for u in uses}
+            first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
+            first_use = next((i for i, th in enumerate(program.trace) if id(th.hit) in use_ids), None)
+            if first_use is None or first_use > first_provider:
+                return None
+            late_after = program.trace[first_provider]
+        elif check.get("late-only"):
+            return None
+        report = {"use": uses[0], "requires": late_after, "when-present": _first(program, witness)}
+        at = report.get(check.get("report-at", "use")) or uses[0]
+        return self._program_diagnostic(rule, check, program, at, uses, late_after, display, relative)
+
+    def _is_use(self, rule: Rule, check: dict[str, Any], th: TraceHit, in_group: Any, trains: bool,
+                keras: int) -> bool:
+        uses = check["uses"]
         if uses == "ops":
             kind, _, key = th.hit.owner.partition(":")
             if kind != "op":
@@ -155,14 +199,14 @@ class Evaluator:
             status = op.status_at(self.version)
             matcher = op.matchers[th.hit.index]
             return (status is not None and status.status in rule.ops_status
-                    and self._applies(matcher, self.settings.keras_major)
-                    and (op.phase == "forward" or trains))
+                    and matcher.applies(self.version, keras) and (op.phase == "forward" or trains))
         if not in_group(th, uses):
             return False
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
 
-    def _program_diagnostic(self, rule: Rule, program: Program, first: TraceHit, uses: list[TraceHit],
-                            late_after: Optional[TraceHit], display: str, display_of: Any) -> Diagnostic:
+    def _program_diagnostic(self, rule: Rule, check: dict[str, Any], program: Program, first: TraceHit,
+                            uses: list[TraceHit], late_after: Optional[TraceHit], display: str,
+                            display_of: Any) -> Diagnostic:
         matcher = self.kb.matcher(first.hit.owner, first.hit.index)
         kind, _, key = first.hit.owner.partition(":")
         op = self.kb.ops[key].title if kind == "op" else ""
@@ -172,16 +216,22 @@ class Evaluator:
         late = ""
         if late_after is not None:
             late = f"{display_of(late_after.path)}:{late_after.hit.line}"
-        template = rule.message_late if late_after is not None and rule.message_late else rule.message
+        message_late = check.get("message-late") or rule.message_late
+        template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
         label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
+        use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
-                         seeded_at=late, seed=self.settings.seed)
+                         seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
+                         value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
+                         use_at=f"{display_of(use.path)}:{use.hit.line}")
         line, col = (first.hit.line, first.hit.col) if first.path == program.entry else (
             first.anchor_line, first.anchor_col)
         diag = self._diagnostic(rule, message, display, first.hit, line=line, col=col)
         if first.path == program.entry:
             diag.end_line, diag.end_col = first.hit.end_line, first.hit.end_col
+        elif diag.fix_spec and diag.fix_spec.get("action") != "insert":
+            diag.fix_spec = None  # the code to change is in another module; the message names it
         if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
             wanted = set(diag.fix_spec["rewrite-ops"])
             for th in uses:
@@ -190,3 +240,12 @@ class Evaluator:
                     span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
                     diag.rewrite_sites.append((str(th.path), span, key))
         return diag
+
+
+def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:
+    """The earliest of ``hits`` in execution order (else the first one found)."""
+    ids = {id(th.hit) for th in hits}
+    for th in program.trace:
+        if id(th.hit) in ids:
+            return th
+    return hits[0] if hits else None

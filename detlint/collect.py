@@ -89,7 +89,20 @@ class Collector(cst.CSTVisitor):
 
     def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "") -> None:
         line, col, end_line, end_col = self.pos(node)
-        self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail))
+        arg_ref, arg_span = None, None
+        matcher = self.kb.matcher(owner, index)
+        if matcher.function_arg and isinstance(node, cst.Call):
+            from .conditions import argument
+
+            fn = argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos"))
+            if isinstance(fn, cst.Lambda):
+                arg_span = self.pos(fn)
+            elif fn is not None:
+                arg_ref = dotted(fn)
+            if arg_ref is None and arg_span is None:
+                return
+        self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
+                                   arg_ref, arg_span))
 
     # ---- imports -----------------------------------------------------------------------------
     def _note_module(self, module: str, node: cst.CSTNode) -> None:
@@ -239,11 +252,12 @@ class Collector(cst.CSTVisitor):
                     value: Any = MISSING, written: Optional[str] = None) -> bool:
         matched = False
         for candidate in names.candidates(qual):
-            for owner, i in self.kb.index[kind].get(candidate, ()):
+            entries = self.kb.index[kind].get(candidate, ())
+            for owner, i in entries:
                 matcher = self.kb.matcher(owner, i)
                 detail = ""
                 if call is not None and matcher.kwargs:
-                    found = check_kwargs(call, matcher.kwargs, self.value)
+                    found = check_kwargs(call, matcher.kwargs, self.value, self.qualify)
                     if found is None:
                         continue
                     detail = found
@@ -252,7 +266,7 @@ class Collector(cst.CSTVisitor):
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
                 self.hit(owner, i, shown, node, detail)
                 matched = True
-            if matched:
+            if entries:  # the most specific spelling the knowledge base knows decides
                 break
         return matched
 
@@ -273,7 +287,7 @@ class Collector(cst.CSTVisitor):
                     matcher = self.kb.matcher(owner, i)
                     detail = ""
                     if matcher.kwargs:
-                        found = check_kwargs(node, matcher.kwargs, self.value)
+                        found = check_kwargs(node, matcher.kwargs, self.value, self.qualify)
                         if found is None:
                             continue
                         detail = found

@@ -102,13 +102,34 @@ def _equal(value: Any, expected: Any) -> bool:
     return value == expected
 
 
-def check(cond: Condition, value: Any) -> bool:
+def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]]) -> set[str]:
+    """Qualified names an expression mentions (``int(time.time())`` -> {"int", "time.time"})."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> Optional[bool]:
+            name = dotted(attr)
+            if name:
+                found.add(resolve(name) or name)
+                return False
+            return True
+
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(resolve(name.value) or name.value)
+
+    node.visit(Finder())
+    return found
+
+
+def check(cond: Condition, value: Any, refs: Optional[set[str]] = None) -> bool:
     """Does an argument value (``MISSING`` when absent) satisfy ``cond``?
 
     Conditions describe the case to report, so a value that cannot be known statically never
     satisfies one (detlint only reports what it can show).
     """
     spec = cond.spec
+    if "uses-any" in spec:
+        return bool(refs) and any(r == n or r.startswith(n + ".") for r in refs or () for n in spec["uses-any"])
     absent = value is MISSING or value is None
     if "missing" in spec and bool(spec["missing"]) != absent:
         return False
@@ -157,7 +178,8 @@ def has_star_args(call: cst.Call) -> bool:
 
 
 def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
-                 value_of: Callable[[cst.BaseExpression], Any]) -> Optional[str]:
+                 value_of: Callable[[cst.BaseExpression], Any],
+                 resolve: Optional[Callable[[str], Optional[str]]] = None) -> Optional[str]:
     """None if any condition fails, else a short description of the matched arguments."""
     details: list[str] = []
     for name, cond in conditions.items():
@@ -165,7 +187,8 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
         if node is None and has_star_args(call):
             return None  # **kwargs may carry it
         value = MISSING if node is None else value_of(node)
-        if not check(cond, value):
+        refs = referenced_names(node, resolve) if node is not None and resolve and "uses-any" in cond.spec else None
+        if not check(cond, value, refs):
             return None
         if node is not None:
             details.append(f"{name}={value!r}" if not isinstance(value, Ref) else f"{name}={value.name}")

@@ -33,7 +33,9 @@ class FixPlan:
     statements_to_remove: set[Position] = field(default_factory=set)
     set_args: dict[Span, tuple[dict[str, str], dict[str, int]]] = field(default_factory=dict)
     remove_args: dict[Span, list[str]] = field(default_factory=dict)
-    replace_calls: dict[Span, str] = field(default_factory=dict)
+    replace_calls: dict[Span, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    add_parens: set[Position] = field(default_factory=set)
+    edit_values: dict[Position, dict[str, str]] = field(default_factory=dict)
     rewrites: dict[Span, str] = field(default_factory=dict)
     inserts: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)  # where, code, imports
 
@@ -65,7 +67,11 @@ def plan_for(diags: Sequence[Diagnostic], seed: int, rewrite_sites: Sequence[tup
         elif action == "remove-args":
             plan.remove_args[span] = list(spec["args"])
         elif action == "replace-call":
-            plan.replace_calls[span] = str(spec["with"])
+            plan.replace_calls[span] = (str(spec["with"]), dict(spec.get("imports", {})))
+        elif action == "add-call-parens":
+            plan.add_parens.add(pos)
+        elif action == "edit-value":
+            plan.edit_values[pos] = {k: str(v) for k, v in spec.items() if k in ("pattern", "replacement", "value")}
         else:
             continue
         used.append(diag)
@@ -145,6 +151,22 @@ class _Apply(cst.CSTTransformer):
             body = [cst.SimpleStatementLine(body=[cst.Pass()])]
         return updated.with_changes(body=body)
 
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.Expr:
+        pos = self._pos(original)
+        if pos in self.plan.add_parens and isinstance(updated.value, (cst.Attribute, cst.Name)):
+            self.done.add(pos)
+            return updated.with_changes(value=cst.Call(func=updated.value))
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        pos = self._pos(original)
+        if pos in self.plan.edit_values:
+            value = _edited_string(updated.value, self.plan.edit_values[pos])
+            if value is not None:
+                self.done.add(pos)
+                return updated.with_changes(value=value)
+        return updated
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         pos = self._span(original)
         if pos in self.plan.set_args:
@@ -154,14 +176,38 @@ class _Apply(cst.CSTTransformer):
             updated = _remove_args(updated, self.plan.remove_args[pos])
             self.done.add(pos)
         if pos in self.plan.replace_calls:
-            updated = updated.with_changes(func=cst.parse_expression(self.plan.replace_calls[pos]))
+            updated = updated.with_changes(func=cst.parse_expression(self.plan.replace_calls[pos][0]))
             self.done.add(pos)
+        start = pos[:2]
+        if start in self.plan.edit_values and len(updated.args) > 1:  # os.environ.setdefault("X", "v")
+            value = _edited_string(updated.args[1].value, self.plan.edit_values[start])
+            if value is not None:
+                args = list(updated.args)
+                args[1] = args[1].with_changes(value=value)
+                updated = updated.with_changes(args=args)
+                self.done.add(start)
         if pos in self.plan.rewrites:
             rewritten = _rewrite(updated, self.plan.rewrites[pos], self.module)
             if rewritten is not None:
                 self.done.add(pos)
                 return rewritten
         return updated
+
+
+def _edited_string(node: cst.BaseExpression, edit: dict[str, str]) -> Optional[cst.SimpleString]:
+    """A string literal with its text replaced (``value``) or regex-edited (``pattern``)."""
+    import re
+
+    if not isinstance(node, cst.SimpleString) or "f" in node.prefix.lower() or "b" in node.prefix.lower():
+        return None
+    text = node.evaluated_value
+    if not isinstance(text, str):
+        return None
+    new = edit["value"] if "value" in edit else re.sub(edit["pattern"], edit.get("replacement", ""), text)
+    quote = node.quote
+    if quote in new or "\\" in new:
+        return None
+    return node.with_changes(value=f"{node.prefix}{quote}{new}{quote}")
 
 
 def _blank_run(lines: Sequence[cst.EmptyLine]) -> int:
@@ -365,15 +411,38 @@ def _alias_for(body: Sequence[cst.BaseStatement], module: str) -> Optional[str]:
     return None
 
 
+def _resolve_call_templates(module: cst.Module, plan: FixPlan) -> list[tuple[str, str]]:
+    """Fill ``{keras}``-style aliases of replace-call templates; returns imports to add."""
+    bound = {name: mod for stmt in module.body for name, mod in _imported_names(stmt)}
+    needed: list[tuple[str, str]] = []
+    for span, (template, imports) in list(plan.replace_calls.items()):
+        aliases = {}
+        for placeholder, mod in imports.items():
+            alias = _alias_for(module.body, mod)
+            if alias is None:
+                default = DEFAULT_ALIASES.get(mod, mod)
+                alias = default if bound.get(default) in (None, mod) else mod
+                needed.append((mod, alias))
+            aliases[placeholder] = alias
+        plan.replace_calls[span] = (template.format(**aliases), imports)
+    return needed
+
+
 def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None) -> tuple[str, set[Position]]:
     """The fixed text, and which positions were changed. Raises FixError if it would not parse."""
     try:
         module = cst.parse_module(source)
+        call_imports = _resolve_call_templates(module, plan)
         transformer = _Apply(plan, module)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         module = wrapper.visit(transformer)
         if plan.inserts:
             module = insert_statements(module, plan.inserts, limit_line)
+        if call_imports:
+            context = CodemodContext()
+            for mod, alias in call_imports:
+                AddImportsVisitor.add_needed_import(context, mod, asname=None if alias == mod else alias)
+            module = AddImportsVisitor(context).transform_module(module)
         text = module.code
     except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError) as exc:
         raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc

@@ -50,6 +50,8 @@ class Hit:
     end_col: int
     scope: Optional[str]
     detail: str = ""
+    arg_ref: Optional[str] = None  # a function passed to the matched call, by name
+    arg_span: Optional[tuple[int, int, int, int]] = None  # or a lambda, by position
 
 
 @dataclass(frozen=True)

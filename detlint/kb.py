@@ -18,11 +18,13 @@ from .versions import Version, VersionRange
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
 MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
-                  "contains", "not-contains", "pos", "default"}
+                  "contains", "not-contains", "pos", "default", "uses-any"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
-                                     "keras", "versions", "message", "fix"}
+                                     "keras", "versions", "message", "fix", "function-arg", "api-versions"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
-FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call")
+PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late"}
+FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
+               "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area"}
@@ -33,10 +35,14 @@ class KnowledgeBaseError(Exception):
 
 
 def expand_name(name: str) -> str:
+    """``tf.keras.layers.Dense`` -> ``keras.layers.Dense``: the spelling the collector looks up."""
+    from .names import candidates
+
     for short, full in SHORT_PREFIXES.items():
         if name.startswith(short):
-            return full + name[len(short):]
-    return name
+            name = full + name[len(short):]
+            break
+    return candidates(name)[0]
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,10 @@ class Matcher:
     versions: VersionRange = VersionRange.parse("")
     message: Optional[str] = None
     fix: Optional[dict[str, Any]] = None  # overrides the rule's fix for this pattern
+    # {pos, name, contains: group}: match only if the function passed there uses that group
+    function_arg: Optional[dict[str, Any]] = None
+    # the TensorFlow versions in which these names exist (checked against the real package)
+    api_versions: VersionRange = VersionRange.parse("")
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -120,7 +130,7 @@ class Rule:
     status_text: dict[str, str]
     versions: VersionRange
     matchers: list[Matcher]
-    program: Optional[dict[str, Any]]
+    program: list[dict[str, Any]]
     ops_status: tuple[str, ...]
     fixes: list[Fix]
     runtime: Optional[dict[str, Any]]
@@ -232,6 +242,8 @@ class _Reader:
             keras=keras,
             versions=self.version_range(spec.get("versions"), f"{where}.versions"),
             message=spec.get("message"), fix=self.fix_override(spec.get("fix"), f"{where}.fix"),
+            function_arg=spec.get("function-arg"),
+            api_versions=self.version_range(spec.get("api-versions"), f"{where}.api-versions"),
         )
 
     def fix_override(self, value: Any, where: str) -> Optional[dict[str, Any]]:
@@ -278,7 +290,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
     except yaml.YAMLError as exc:
         raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
     reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
-    unknown = set(data) - {"groups", "ops", "rules"}
+    unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules"}  # x-: YAML anchors
     reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
 
     for name, spec in (data.get("groups") or {}).items():
@@ -337,7 +349,14 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
                       f"{where}.examples", "needs at least one valid and one invalid example")
         program = spec.get("program")
         if program is not None:
-            reader.expect(isinstance(program, dict) and "uses" in program, f"{where}.program", "needs 'uses'")
+            program = program if isinstance(program, list) else [program]
+            for j, check in enumerate(program):
+                cwhere = f"{where}.program[{j}]"
+                reader.expect(isinstance(check, dict) and "uses" in check, cwhere, "needs 'uses'")
+                unknown = set(check) - PROGRAM_KEYS
+                reader.expect(not unknown, cwhere, f"unknown field(s) {sorted(unknown)}")
+                reader.expect(check.get("report-at", "use") in ("use", "requires", "when-present"),
+                              f"{cwhere}.report-at", "use, requires or when-present")
         fixes = []
         for j, fix in enumerate(spec.get("fixes") or []):
             fwhere = f"{where}.fixes[{j}]"
@@ -353,7 +372,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             message_late=spec.get("message-late"), status_text=dict(spec.get("status-text") or {}),
             versions=reader.version_range(spec.get("versions"), f"{where}.versions"),
             matchers=reader.matchers(spec.get("match", []), f"{where}.match"),
-            program=program, ops_status=tuple(spec.get("ops-status", ())), fixes=fixes,
+            program=program or [], ops_status=tuple(spec.get("ops-status", ())), fixes=fixes,
             runtime=spec.get("runtime"), doc=doc, examples=examples,
             default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
         )
@@ -361,11 +380,11 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
 
 def _check_references(kb: KnowledgeBase) -> None:
     for rule in kb.rules.values():
-        if rule.program:
-            for key in ("uses", "requires"):
-                group = rule.program.get(key)
+        for j, check in enumerate(rule.program):
+            for key in ("uses", "requires", "when-present"):
+                group = check.get(key)
                 if group and group != "ops" and group not in kb.groups:
-                    raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program.{key}: "
+                    raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].{key}: "
                                              f"unknown group {group!r}")
         for status in rule.ops_status:
             if status not in OP_STATUSES:

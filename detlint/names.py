@@ -34,6 +34,9 @@ def candidates(qualname: str) -> tuple[str, ...]:
     if name.startswith("tensorflow.compat.v1."):
         # most v1 names are also the v2 names (tf.compat.v1.nn.conv2d ~ tf.nn.conv2d)
         out.append("tensorflow." + name[len("tensorflow.compat.v1."):])
+    elif name.startswith("tensorflow.") and not name.startswith("tensorflow.compat."):
+        # TF1 code writes tf.image.resize_images, which TF2 keeps as tf.compat.v1.image.resize_images
+        out.append("tensorflow.compat.v1." + name[len("tensorflow."):])
     return tuple(out)
 
 

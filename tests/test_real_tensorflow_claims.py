@@ -1,0 +1,209 @@
+"""Claims of the knowledge base that can be observed on a CPU, shown with the real tensorflow-cpu.
+
+Each check runs in a fresh subprocess (determinism switches are process-wide and read once).
+These tests are the evidence that DET101, DET102, DET106, DET205 and DET401 link to.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+
+import pytest
+
+from detlint import kb as kb_module
+from detlint.versions import Version
+
+tf = pytest.importorskip("tensorflow")
+TF_VERSION = Version.parse(tf.__version__)
+NOT_INSTALLED_HERE = ("sklearn", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras")
+
+
+def run_tf(code: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})}
+    for key in ("TF_DETERMINISTIC_OPS", "PYTHONHASHSEED"):
+        if key not in (env or {}):
+            full_env.pop(key, None)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_unseeded_random_op_raises_under_op_determinism() -> None:
+    proc = run_tf("""
+        import tensorflow as tf
+        tf.config.experimental.enable_op_determinism()
+        try:
+            tf.random.normal([2])
+        except RuntimeError as exc:
+            print("RAISED", exc)
+        tf.random.set_seed(1)
+        print("SEEDED", tf.random.normal([2]).shape)
+    """)
+    assert "RAISED Random ops require a seed to be set when determinism is enabled" in proc.stdout
+    assert "SEEDED (2,)" in proc.stdout
+
+
+def test_timestamp_raises_under_op_determinism() -> None:
+    proc = run_tf("""
+        import tensorflow as tf
+        print("BEFORE", float(tf.timestamp()) > 0)
+        tf.config.experimental.enable_op_determinism()
+        try:
+            tf.timestamp()
+        except tf.errors.FailedPreconditionError as exc:
+            print("RAISED", type(exc).__name__)
+    """)
+    assert "BEFORE True" in proc.stdout and "RAISED FailedPreconditionError" in proc.stdout
+
+
+def test_env_switch_is_honoured_and_read_once() -> None:
+    proc = run_tf("""
+        from tensorflow.python.framework import config
+        import tensorflow as tf
+        print("ENABLED", config.is_op_determinism_enabled())
+        try:
+            tf.random.normal([1])
+        except RuntimeError:
+            print("RAISED")
+    """, env={"TF_DETERMINISTIC_OPS": "1"})
+    assert "ENABLED True" in proc.stdout and "RAISED" in proc.stdout
+    late = run_tf("""
+        import os
+        import tensorflow as tf
+        tf.random.normal([1])  # the first determinism query reads the variable (unset)
+        os.environ["TF_DETERMINISTIC_OPS"] = "1"
+        tf.random.normal([1])
+        print("NO EFFECT")
+    """)
+    assert "NO EFFECT" in late.stdout
+
+
+def test_invalid_env_value_aborts_the_process() -> None:
+    proc = run_tf("""
+        import tensorflow as tf
+        tf.random.normal([1])
+        print("SURVIVED")
+    """, env={"TF_DETERMINISTIC_OPS": "yes"}, check=False)
+    assert proc.returncode in (-6, 134), (proc.returncode, proc.stderr[-500:])
+    assert "SURVIVED" not in proc.stdout
+    assert "TF_DETERMINISTIC_OPS" in proc.stderr
+
+
+PIPELINE = """
+    import random, time
+    import tensorflow as tf
+    {setup}
+    def jitter(i):
+        time.sleep(random.random() * 0.004)
+        return i
+    def f(i):
+        out = tf.py_function(jitter, [i], tf.int64)
+        out.set_shape(())
+        return out
+    ds = tf.data.Dataset.range(48).map(f, num_parallel_calls=8, deterministic=False)
+    for _ in range(3):
+        print("ORDER", ",".join(str(int(x)) for x in ds))
+"""
+
+
+def orders(setup: str) -> list[list[int]]:
+    proc = run_tf(PIPELINE.format(setup=setup))
+    return [[int(x) for x in line.split()[1].split(",")] for line in proc.stdout.splitlines()
+            if line.startswith("ORDER")]
+
+
+def test_parallel_map_with_deterministic_false_reorders_and_op_determinism_restores() -> None:
+    loose = orders("")
+    assert all(sorted(o) == list(range(48)) for o in loose)
+    assert any(o != list(range(48)) for o in loose), "deterministic=False kept the order three times"
+    strict = orders("tf.config.experimental.enable_op_determinism()")
+    assert strict == [list(range(48))] * 3
+
+
+def test_fractional_avg_pool_default_seed_escapes_op_determinism() -> None:
+    code = """
+        import tensorflow as tf
+        tf.keras.utils.set_random_seed(1)
+        tf.config.experimental.enable_op_determinism()
+        x = tf.reshape(tf.range(400, dtype=tf.float32), [1, 20, 20, 1])
+        outs = set()
+        for _ in range(8):
+            out = tf.nn.fractional_avg_pool(x, [1.0, 1.44, 1.73, 1.0]{seed})[0]
+            outs.add(out.numpy().tobytes())
+        print("DISTINCT", len(outs))
+    """
+    default = run_tf(code.format(seed=""))
+    assert "DISTINCT 1" not in default.stdout, default.stdout
+    seeded = run_tf(code.format(seed=", seed=7"))
+    assert "DISTINCT 1" in seeded.stdout, seeded.stdout
+
+
+KERAS_INIT = """
+    import hashlib
+    import keras
+    import tensorflow as tf
+    {seed}
+    layer = keras.layers.Dense(8)
+    layer.build((None, 4))
+    print("KERNEL", hashlib.sha256(layer.kernel.numpy().tobytes()).hexdigest())
+"""
+
+
+def kernel(seed: str) -> str:
+    proc = run_tf(KERAS_INIT.format(seed=seed))
+    return next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("KERNEL"))
+
+
+@pytest.mark.skipif(int(importlib.import_module("keras").__version__.split(".")[0]) < 3, reason="Keras 3 claim")
+def test_keras3_needs_keras_set_random_seed() -> None:
+    tf_only = {kernel("tf.random.set_seed(1)") for _ in range(2)}
+    assert len(tf_only) == 2, "tf.random.set_seed alone made Keras 3 init reproducible"
+    keras_seed = {kernel("keras.utils.set_random_seed(1)") for _ in range(2)}
+    assert len(keras_seed) == 1
+
+
+# ---- every API name the knowledge base claims exists on the installed version resolves ----------
+def api_names() -> list[tuple[str, str]]:
+    kb = kb_module.load()
+    out = []
+    owners = ([(f"rule {c}", r.matchers) for c, r in kb.rules.items()]
+              + [(f"group {n}", g.matchers) for n, g in kb.groups.items()]
+              + [(f"op {i}", o.matchers) for i, o in kb.ops.items()])
+    for owner, matchers in owners:
+        for matcher in matchers:
+            if matcher.kind in ("call", "bare", "attr-assign") and matcher.api_versions.contains(TF_VERSION):
+                out.extend((owner, name) for name in matcher.names)
+    return sorted(set(out))
+
+
+def resolve(name: str) -> object:
+    parts = name.split(".")
+    module = importlib.import_module(parts[0])
+    obj: object = module
+    for i, part in enumerate(parts[1:], start=1):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            obj = importlib.import_module(".".join(parts[: i + 1]))
+    return obj
+
+
+def test_every_api_name_exists_in_the_installed_tensorflow() -> None:
+    names = api_names()
+    checked, missing = 0, []
+    for owner, name in names:
+        if name.split(".")[0] in NOT_INSTALLED_HERE:
+            continue
+        try:
+            resolve(name)
+            checked += 1
+        except (AttributeError, ImportError):
+            missing.append(f"{owner}: {name}")
+    assert not missing, f"names the knowledge base claims exist in TF {TF_VERSION}:\n" + "\n".join(missing)
+    assert checked > 150

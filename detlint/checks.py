@@ -41,7 +41,7 @@ class Evaluator:
     def _applies(self, matcher: Matcher, keras_major: int) -> bool:
         return matcher.applies(self.version, keras_major)
 
-    def effective_fix(self, rule: Rule, matcher: Optional[Matcher]) -> Optional[dict[str, Any]]:
+    def effective_fix(self, rule: Rule, matcher: Optional[Matcher], api: str = "") -> Optional[dict[str, Any]]:
         """The rule's fix for the target version, with the matched pattern's override on top."""
         fix = rule.fix_for(self.version)
         spec: dict[str, Any] = dict(fix.data) if fix else {}
@@ -52,12 +52,12 @@ class Evaluator:
         if matcher is not None and spec.get("action") == "set-args":
             spec["positions"] = {name: cond.pos for name, cond in matcher.kwargs.items() if cond.pos is not None}
         spec.setdefault("safety", "display")
-        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version)
+        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version, api=api)
         return spec
 
     def _diagnostic(self, rule: Rule, message: str, path: str, hit: Hit, matcher: Optional[Matcher] = None,
                     line: Optional[int] = None, col: Optional[int] = None) -> Diagnostic:
-        fix = self.effective_fix(rule, matcher)
+        fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
@@ -86,7 +86,7 @@ class Evaluator:
                 message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
                                  label=render(matcher.label, api=pretty(hit.api)),
                                  value=hit.detail.partition(":")[2], version=self.version, keras=keras,
-                                 fix=(self.effective_fix(rule, matcher) or {}).get("title", ""),
+                                 fix=(self.effective_fix(rule, matcher, pretty(hit.api)) or {}).get("title", ""),
                                  note=self.fix_note(rule), seed=self.settings.seed)
                 out.append(self._diagnostic(rule, message, display, hit, matcher))
             elif kind == "op":

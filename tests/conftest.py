@@ -41,7 +41,7 @@ def fixture_units() -> list[tuple[str, Path, list[Path]]]:
         if area.name == "programs":
             for program in sorted(p for p in area.iterdir() if p.is_dir()):
                 units.append((f"programs/{program.name}", program, sorted(program.rglob("*.py"))))
-        elif area.name not in ("fixes", "notebooks"):
+        elif area.name not in ("fixes", "notebooks", "versions"):
             for path in sorted(area.glob("*.py")):
                 units.append((f"{area.name}/{path.name}", path.parent, [path]))
     return units

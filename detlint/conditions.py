@@ -191,7 +191,9 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
         if not check(cond, value, refs):
             return None
         if node is not None:
-            details.append(f"{name}={value!r}" if not isinstance(value, Ref) else f"{name}={value.name}")
+            from .names import pretty
+
+            details.append(f"{name}={value!r}" if not isinstance(value, Ref) else f"{name}={pretty(value.name)}")
     return ", ".join(details)
 
 

@@ -85,3 +85,9 @@ def test_malformed_entries_name_file_entry_and_field(tmp_path: Path, mutation: t
     with pytest.raises(kb_module.KnowledgeBaseError) as info:
         kb_module._load_cached(str(rules))
     assert f"seeds.yaml: {message}" in str(info.value)
+
+
+def test_readme_lists_every_rule() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for rule in KB.rules.values():
+        assert f"| {rule.code} | {rule.name} |" in readme, f"README rule table lacks {rule.code}"

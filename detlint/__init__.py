@@ -4,5 +4,25 @@ Importing this package has no side effects: no framework is imported and nothing
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["__version__", "apply", "DeterminismError"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtime import DeterminismError, Report
+
+
+def apply(seed: int = 42, *, strict: bool = False) -> "Report":
+    """Apply detlint's fixes in this process; see ``detlint.runtime.apply``."""
+    from .runtime import apply as _apply
+
+    return _apply(seed, strict=strict)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("DeterminismError", "Report"):
+        from . import runtime
+
+        return getattr(runtime, name)
+    raise AttributeError(name)

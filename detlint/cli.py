@@ -240,6 +240,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> 
     try:
         if argv and argv[0] == "rule":
             return run_rule(argv[1:], out)
+        if argv and argv[0] == "run":
+            from .launcher import main as run_main
+
+            return run_main(argv[1:])
         if argv and argv[0] == "check":
             argv = argv[1:]
         return run_check(argv, out)

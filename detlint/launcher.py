@@ -1,0 +1,70 @@
+"""``detlint run [--seed N] -- python train.py ARGS``: start a program with the environment
+fixed before its interpreter starts and ``detlint.apply()`` already called inside it."""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .runtime import environment_for, tf_version
+
+BOOT = Path(__file__).resolve().parent / "_boot"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="detlint run", description=__doc__,
+                                usage="detlint run [--seed N] [--verbose] -- COMMAND [ARGS...]")
+    p.add_argument("--seed", type=int, default=42, help="seed for every generator (default 42)")
+    p.add_argument("--verbose", action="store_true", help="print what apply() did, on stderr")
+    p.add_argument("--print-env", action="store_true", help="print the variables that would be set and exit")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    return p
+
+
+def child_environment(seed: int, verbose: bool, base: Optional[dict[str, str]] = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    for name in ("TF_USE_CUDNN_AUTOTUNE",):
+        env.pop(name, None)
+    if env.get("TF_CUDNN_USE_AUTOTUNE", "").strip().lower() in ("0", "false"):
+        env.pop("TF_CUDNN_USE_AUTOTUNE")
+    for name, value in environment_for(tf_version(), seed).items():
+        env[name] = value
+    package_root = str(Path(__file__).resolve().parent.parent)
+    paths = [str(BOOT), package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["DETLINT_APPLY_SEED"] = str(seed)
+    if verbose:
+        env["DETLINT_VERBOSE"] = "1"
+    return env
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parser().parse_args(list(argv))
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    env = child_environment(args.seed, args.verbose)
+    if args.print_env:
+        for name in sorted(set(env) - set(os.environ)) + [n for n in ("PYTHONHASHSEED",) if n in os.environ]:
+            sys.stdout.write(f"{name}={env[name]}\n")
+        return 0
+    if not command:
+        parser().error("give the command to run after --, e.g. detlint run -- python train.py")
+    if command[0] in ("python", "python3") and sys.executable:
+        command[0] = command[0] if _on_path(command[0]) else sys.executable
+    if os.name == "posix":
+        try:  # the program replaces this process: stdio, signals and the exit code are its own
+            os.execvpe(command[0], command, env)
+        except OSError as exc:
+            sys.stderr.write(f"detlint run: cannot start {command[0]}: {exc.strerror}\n")
+            return 127
+    return subprocess.call(command, env=env)  # pragma: no cover - non-POSIX
+
+
+def _on_path(name: str) -> bool:
+    from shutil import which
+
+    return which(name) is not None

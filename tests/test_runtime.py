@@ -1,0 +1,186 @@
+"""detlint.apply() and detlint run, with the real tensorflow-cpu, each run in a fresh process."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import venv
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from detlint import kb as kb_module
+from detlint import runtime
+from detlint.versions import Version
+
+CNN = ROOT / "tests" / "realtf" / "keras_cnn.py"
+KB = kb_module.load()
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DETLINT_", "TF_DETERMINISTIC"))}
+    env.pop("PYTHONHASHSEED", None)
+    env.update({"CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}, **extra)
+    return env
+
+
+def run_python(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=clean_env(**env), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def weights(proc: subprocess.CompletedProcess[str]) -> str:
+    return re.search(r"WEIGHTS (\w+)", proc.stdout).group(1)  # type: ignore[union-attr]
+
+
+def script(tmp_path: Path, hook: str) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(CNN.read_text().replace("# DETLINT-HOOK", hook))
+    return path
+
+
+@pytest.mark.skipif(shutil.which("true") is None, reason="POSIX only")
+def test_cnn_weights_differ_without_detlint_and_match_with_apply_or_run(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    plain = script(tmp_path, "")
+    runs = {weights(run_python([sys.executable, str(plain)], tmp_path)) for _ in range(2)}
+    assert len(runs) == 2, "two plain runs trained identically; the test would prove nothing"
+
+    applied = script(tmp_path, "import detlint\ndetlint.apply(seed=7)")
+    runs = {weights(run_python([sys.executable, str(applied)], tmp_path)) for _ in range(2)}
+    assert len(runs) == 1
+
+    launched = {weights(run_python([sys.executable, "-m", "detlint", "run", "--seed", "7", "--", sys.executable,
+                                    str(plain)], tmp_path)) for _ in range(2)}
+    assert len(launched) == 1
+
+
+PIPELINE = """
+    import random, time
+    {hook}
+    import tensorflow as tf
+    def jitter(i):
+        time.sleep(random.random() * 0.004)
+        return i
+    def f(i):
+        out = tf.py_function(jitter, [i], tf.int64)
+        out.set_shape(())
+        return out
+    ds = tf.data.Dataset.range(40).map(f, num_parallel_calls=8, deterministic=False)
+    print("ORDER", ",".join(str(int(x)) for x in ds))
+"""
+
+
+def test_tf_data_order_fixed_under_apply(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    plain = tmp_path / "p.py"
+    plain.write_text(textwrap.dedent(PIPELINE.format(hook="")))
+    orders = {run_python([sys.executable, str(plain)], tmp_path).stdout for _ in range(3)}
+    assert len(orders) > 1, "deterministic=False gave the same order three times"
+    fixed = tmp_path / "f.py"
+    fixed.write_text(textwrap.dedent(PIPELINE.format(hook="import detlint; detlint.apply(seed=3)")))
+    orders = {run_python([sys.executable, str(fixed)], tmp_path).stdout for _ in range(3)}
+    assert orders == {"ORDER " + ",".join(map(str, range(40))) + "\n"}
+
+
+def test_hash_seed_only_fixed_by_the_launcher(tmp_path: Path) -> None:
+    prog = tmp_path / "h.py"
+    prog.write_text("import detlint\nr = detlint.apply(seed=1)\nprint(hash('detlint'))\n"
+                    "print([a.status for a in r.by_code('DET105')])\n")
+    plain = [run_python([sys.executable, str(prog)], tmp_path).stdout.splitlines() for _ in range(2)]
+    assert plain[0][0] != plain[1][0]
+    assert plain[0][1] == "['unfixable']"
+    launched = [run_python([sys.executable, "-m", "detlint", "run", "--", sys.executable, str(prog)],
+                           tmp_path).stdout.splitlines() for _ in range(2)]
+    assert launched[0][0] == launched[1][0]
+    assert launched[0][1] == "['not needed']"
+
+
+def test_launcher_passes_arguments_stdin_and_exit_code(tmp_path: Path) -> None:
+    prog = tmp_path / "echo.py"
+    prog.write_text("import sys\nsys.stdout.write(sys.stdin.read() + ' ' + ' '.join(sys.argv[1:]))\nsys.exit(5)\n")
+    proc = subprocess.run([sys.executable, "-m", "detlint", "run", "--", sys.executable, str(prog), "a", "--b"],
+                          input="in", capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert proc.returncode == 5 and proc.stdout == "in a --b"
+
+
+def test_report_strict_and_idempotence(tmp_path: Path) -> None:
+    prog = tmp_path / "s.py"
+    prog.write_text(textwrap.dedent("""
+        import sys
+        import detlint
+        report = detlint.apply(seed=2)
+        assert detlint.apply(seed=2) is report
+        print(sorted({a.code for a in report.actions}))
+        print(str(report).splitlines()[0])
+        try:
+            detlint.apply(seed=2, strict=True)
+        except detlint.DeterminismError as exc:
+            print("STRICT", exc)
+    """))
+    out = run_python([sys.executable, str(prog)], tmp_path).stdout.splitlines()
+    codes = eval(out[0])
+    assert {"DET101", "DET103", "DET104", "DET105", "DET201"} <= set(codes)
+    assert out[1].startswith("detlint.apply(seed=2) for TensorFlow 2.")
+    assert out[2].startswith("STRICT cannot make this process deterministic: DET105")
+
+
+def test_import_detlint_has_no_side_effects(tmp_path: Path) -> None:
+    proc = run_python([sys.executable, "-c", "import sys, os; before = dict(os.environ); import detlint; "
+                       "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                       "{'tensorflow','numpy','keras','yaml','libcst'})); print(before == dict(os.environ))"],
+                      tmp_path)
+    assert proc.stdout.split() == ["[]", "True"]
+
+
+def test_apply_without_tensorflow_seeds_random_and_numpy(tmp_path: Path) -> None:
+    """A real environment without TensorFlow: a fresh venv that sees only PyYAML and NumPy."""
+    np = pytest.importorskip("numpy")
+    yaml = pytest.importorskip("yaml")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=False)
+    site = next(env_dir.glob("lib/python*/site-packages"))
+    for module in (np, yaml):
+        src = Path(module.__file__).parent
+        for item in list(src.parent.glob(src.name + "*")) + list(src.parent.glob("_yaml")) + \
+                list(src.parent.glob("numpy.libs")):
+            if not (site / item.name).exists():
+                (site / item.name).symlink_to(item)
+    python = env_dir / "bin" / "python"
+    code = ("import detlint, random, numpy\nr = detlint.apply(seed=5)\n"
+            "print([(a.code, a.status) for a in r.actions if a.code in ('DET103', 'DET104', 'DET201')])\n"
+            "print(r.tf_version, random.random() == __import__('random').Random(5).random())\n")
+    proc = run_python([str(python), "-c", code], tmp_path)
+    lines = proc.stdout.splitlines()
+    assert "('DET103', 'done')" in lines[0] and "('DET104', 'done')" in lines[0]
+    assert "('DET201', 'absent')" in lines[0]
+    assert lines[1] == "None True"
+
+
+VERSIONS = ["1.15", "2.0", "2.4", "2.5", "2.7", "2.8", "2.15", "2.16", "2.21"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_runtime_runs_exactly_what_fix_writes(version: str) -> None:
+    """For every rule with a static fix and a run-time action, both come from the same KB fix
+    entry, and per version range the run-time code is the code --fix inserts."""
+    v = Version.parse(version)
+    planned = dict(runtime.plan(v, seed=42))
+    for rule in KB.rules.values():
+        fix = rule.fix_for(v)
+        if not rule.runtime or rule.runtime.get("action") != "run-fix" or fix is None:
+            continue
+        assert planned[rule.code] == [line.replace("{seed}", "42") for line in fix.data["code"]]
+    env = runtime.environment_for(v, 42)
+    if Version(2, 1) <= v < Version(2, 8):
+        assert env.get("TF_DETERMINISTIC_OPS") == "1"
+    if Version(1, 14) <= v < Version(2, 1):
+        assert env.get("TF_CUDNN_DETERMINISTIC") == "1"
+    if v >= Version(2, 8):
+        assert "TF_DETERMINISTIC_OPS" not in env
+        assert planned["DET201"] == ["{tf}.config.experimental.enable_op_determinism()"]

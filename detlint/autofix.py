@@ -20,6 +20,7 @@ from .engine import Linter, read_source, real
 from .fixes import FixError, apply_plan, is_applicable, plan_for
 from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
+from .notebook import Notebook, NotebookError
 
 MAX_PASSES = 6
 PROBE_IMPORTS = "import os\nimport random\nimport numpy as np\nimport tensorflow as tf\nimport keras\n"
@@ -85,7 +86,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
     sites = list(extra_sites)
     for _ in range(MAX_PASSES):
         linter.set_source(path, result.fixed)
-        diags = [d for d in linter.lint_file(path, str(path)) if is_applicable(d, unsafe)]
+        diags = [d for d in linter.lint_file(path, str(path), map_cells=False) if is_applicable(d, unsafe)]
         for site in _rewrite_sites(linter.kb, diags).get(real(path), []):
             if site not in sites:
                 sites.append(site)
@@ -148,7 +149,18 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
         source = read_source(path)
         if source.text is None:
             continue
-        result = fix_text(linter, path, source.text, unsafe, sites.get(key, []))
+        notebook = None
+        text = source.text
+        if path.suffix == ".ipynb":
+            try:
+                notebook = Notebook.parse(source.text)
+            except NotebookError:
+                continue
+            text = notebook.source
+        result = fix_text(linter, path, text, unsafe, sites.get(key, []))
+        if notebook is not None:  # report and write the notebook, not the joined program
+            fixed_json = notebook.with_source(result.fixed) if result.fixed != text else source.text
+            result = FileFix(path, source.text, fixed_json, result.applied, result.error)
         if result.changed and write and result.error is None:
             write_preserving(path, result.fixed, path.read_bytes(), source.encoding)
         results.append(result)
@@ -191,7 +203,7 @@ def attach_edits(linter: Linter, diags: list[Diagnostic]) -> None:
     """Fill ``Diagnostic.edits`` (for JSON and SARIF) by applying each fix on its own."""
     texts: dict[str, Optional[str]] = {}
     for diag in diags:
-        if not diag.fix_spec:
+        if not diag.fix_spec or diag.cell is not None:
             continue
         if diag.path not in texts:
             texts[diag.path] = read_source(Path(diag.path)).text

@@ -132,10 +132,11 @@ class Evaluator:
             return 2
         return self.settings.keras_major
 
-    def program_diagnostics(self, program: Program, display: str, relative: Any,
+    def program_diagnostics(self, program: Program, display: str, where: Any,
                             facts_of: Any) -> list[Diagnostic]:
-        """Findings of the program whose entry is shown as ``display``; other files are named in
-        messages by their project-relative path, so the CLI and flake8 say the same thing."""
+        """Findings of the program whose entry is shown as ``display``; ``where(path, line)``
+        names other places in messages (project-relative, and by cell in notebooks), so the CLI
+        and flake8 say the same thing."""
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
@@ -155,13 +156,13 @@ class Evaluator:
                 continue
             for check in rule.program:
                 diag = self._check_program(rule, check, program, reachable, in_group, trains, keras,
-                                           display, relative)
+                                           display, where)
                 if diag is not None:
                     out.append(diag)
         return out
 
     def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
-                       in_group: Any, trains: bool, keras: int, display: str, relative: Any) -> Optional[Diagnostic]:
+                       in_group: Any, trains: bool, keras: int, display: str, where: Any) -> Optional[Diagnostic]:
         present = check.get("when-present")
         witness = [th for th in program.all_hits if present and in_group(th, present)]
         if present and not witness:
@@ -186,7 +187,7 @@ class Evaluator:
             return None
         report = {"use": uses[0], "requires": late_after, "when-present": _first(program, witness)}
         at = report.get(check.get("report-at", "use")) or uses[0]
-        return self._program_diagnostic(rule, check, program, at, uses, late_after, display, relative)
+        return self._program_diagnostic(rule, check, program, at, uses, late_after, display, where)
 
     def _is_use(self, rule: Rule, check: dict[str, Any], th: TraceHit, in_group: Any, trains: bool,
                 keras: int) -> bool:
@@ -206,16 +207,16 @@ class Evaluator:
 
     def _program_diagnostic(self, rule: Rule, check: dict[str, Any], program: Program, first: TraceHit,
                             uses: list[TraceHit], late_after: Optional[TraceHit], display: str,
-                            display_of: Any) -> Diagnostic:
+                            where_of: Any) -> Diagnostic:
         matcher = self.kb.matcher(first.hit.owner, first.hit.index)
         kind, _, key = first.hit.owner.partition(":")
         op = self.kb.ops[key].title if kind == "op" else ""
         where = ""
         if first.path != program.entry:
-            where = f"(in {display_of(first.path)}:{first.hit.line})"
+            where = f"(in {where_of(first.path, first.hit.line)})"
         late = ""
         if late_after is not None:
-            late = f"{display_of(late_after.path)}:{late_after.hit.line}"
+            late = where_of(late_after.path, late_after.hit.line)
         message_late = check.get("message-late") or rule.message_late
         template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
         label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
@@ -224,7 +225,7 @@ class Evaluator:
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
                          seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
                          value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
-                         use_at=f"{display_of(use.path)}:{use.hit.line}")
+                         use_at=where_of(use.path, use.hit.line))
         line, col = (first.hit.line, first.hit.col) if first.path == program.entry else (
             first.anchor_line, first.anchor_col)
         diag = self._diagnostic(rule, message, display, first.hit, line=line, col=col)

@@ -16,6 +16,7 @@ from .collect import collect
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
 from .kb import KnowledgeBase
+from .notebook import Notebook, NotebookError
 from .program import ModuleResolver, ProgramBuilder
 
 
@@ -91,6 +92,7 @@ class Linter:
         self.kb = kb or kb_module.load()
         self.evaluator = Evaluator(self.kb, settings)
         self._facts: dict[Path, Optional[FileFacts]] = {}
+        self.notebooks: dict[Path, Notebook] = {}
         self._overrides: dict[Path, str] = {}
         roots = [settings.project_root / s for s in settings.src]
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]))
@@ -116,6 +118,13 @@ class Linter:
             source = SourceFile(path, text=self._overrides[path])
         else:
             source = read_source(path)
+            if source.text is not None and path.suffix == ".ipynb":
+                try:
+                    notebook = Notebook.parse(source.text)
+                except NotebookError as exc:
+                    return FileFacts(path=str(path), error=str(exc))
+                self.notebooks[path] = notebook
+                source = SourceFile(path, text=notebook.source)
         if source.error is not None or source.text is None:
             return FileFacts(path=str(path), error=source.error or "cannot read file")
         try:
@@ -145,8 +154,25 @@ class Linter:
             return str(path)
 
     # ---- the run -------------------------------------------------------------------------------------
-    def lint_file(self, path: Path, display: Optional[str] = None) -> list[Diagnostic]:
-        display = display or str(path)
+    def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True) -> list[Diagnostic]:
+        """Findings for one file; notebook findings carry their cell and in-cell line unless
+        ``map_cells`` is False (the fixer works on the joined program text)."""
+        diags = self._lint_file(path, display or str(path))
+        notebook = self.notebooks.get(real(path))
+        if map_cells and notebook is not None and real(path) not in self._overrides:
+            for diag in diags:
+                if diag.code == "DET001":
+                    continue
+                magic = notebook.magic_line(diag.line)
+                cell, line = notebook.locate(diag.line)
+                end_cell, end_line = notebook.locate(diag.end_line)
+                diag.cell, diag.line = cell, line
+                diag.end_line = end_line if end_cell == cell else line
+                if magic:
+                    diag.col, diag.end_col = 0, 0
+        return diags
+
+    def _lint_file(self, path: Path, display: str) -> list[Diagnostic]:
         facts = self.facts_of(path)
         assert facts is not None
         if facts.error is not None:
@@ -160,13 +186,21 @@ class Linter:
             diags = self.evaluator.file_diagnostics(display, facts)
             if self.is_entry(path, facts):
                 program = self.builder.build(path)
-                diags += self.evaluator.program_diagnostics(program, display, self._relative, self.facts_of)
+                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of)
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",
                               path=display, line=1, col=0, end_line=1, end_col=0)
             return [diag]
         return self._filter(diags, facts, path)
+
+    def where(self, path: Path, line: int) -> str:
+        """``models/net.py:12``, or ``nb.ipynb:cell 4:3`` for a notebook."""
+        notebook = self.notebooks.get(real(path))
+        if notebook is not None and real(path) not in self._overrides:
+            cell, in_cell = notebook.locate(line)
+            return f"{self._relative(path)}:cell {cell}:{in_cell}"
+        return f"{self._relative(path)}:{line}"
 
     def _relative(self, path: Path) -> str:
         try:

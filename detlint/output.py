@@ -148,6 +148,8 @@ def sarif_document(diags: list[Diagnostic], kb: KnowledgeBase, root: Path) -> di
         }
         if diag.code in index:
             result["ruleIndex"] = index[diag.code]
+        if diag.cell is not None:
+            result["properties"] = {"cell": diag.cell}
         if diag.edits:
             result["fixes"] = [{"description": {"text": diag.fix_title or ""}, "artifactChanges": [{
                 "artifactLocation": {"uri": uri},

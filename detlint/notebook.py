@@ -1,0 +1,176 @@
+"""Jupyter notebooks: code cells as one program in notebook order, with IPython syntax made
+parseable, diagnostics mapped back to cells, and fixes written back into the same cells.
+
+Magics and shell lines become ``pass  # __detlint_magic_N__`` (same indentation, so blocks still
+parse); ``%env NAME=VALUE`` becomes a real ``os.environ`` assignment so the env rules see it.
+Cells are joined with a boundary comment that fixes keep, which is how fixed text is split back.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+BOUNDARY = "# __detlint_cell_{index}__"
+BOUNDARY_RE = re.compile(r"^# __detlint_cell_(\d+)__$")
+MAGIC_MARK = "__detlint_magic_{n}__"
+MAGIC_RE = re.compile(r"__detlint_magic_(\d+)__")
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+ENV_ASSIGN = re.compile(r"environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
+ENV_MAGIC = re.compile(r"^(?P<indent>\s*)%env\s+(?P<name>\w+)(?:\s*=\s*|\s+)(?P<value>.*?)\s*$")
+
+
+class NotebookError(Exception):
+    """Not a notebook detlint can read (bad JSON, not nbformat 4)."""
+
+
+@dataclass
+class Notebook:
+    data: dict[str, Any]
+    raw: str
+    code_cells: list[int] = field(default_factory=list)  # indexes into data["cells"]
+    source: str = ""  # the joined, parseable program
+    line_map: list[tuple[int, int]] = field(default_factory=list)  # program line -> (cell index, cell line)
+    magics: dict[int, str] = field(default_factory=dict)
+    generated: dict[int, str] = field(default_factory=dict)  # %env lines as the Python we parsed
+
+    @classmethod
+    def parse(cls, raw: str) -> "Notebook":
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise NotebookError(f"not valid notebook JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        if not isinstance(data, dict):
+            raise NotebookError("not a Jupyter notebook: the JSON is not an object")
+        if data.get("nbformat") != 4:
+            raise NotebookError(f"nbformat {data.get('nbformat')!r} is not supported (only nbformat 4)")
+        if not isinstance(data.get("cells"), list):
+            raise NotebookError("not a Jupyter notebook: no list of cells")
+        nb = cls(data=data, raw=raw)
+        nb._build()
+        return nb
+
+    def _build(self) -> None:
+        lines: list[str] = []
+        for index, cell in enumerate(self.data["cells"]):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            self.code_cells.append(index)
+            lines.append(BOUNDARY.format(index=index))
+            self.line_map.append((index, 0))
+            for number, line in enumerate(self._python_lines(cell_text(cell)), start=1):
+                lines.append(line)
+                self.line_map.append((index, number))
+        self.source = "\n".join(lines) + "\n"
+
+    def _python_lines(self, text: str) -> list[str]:
+        raw_lines = text.split("\n")
+        first = raw_lines[0].strip() if raw_lines else ""
+        whole_cell_magic = first.startswith("%%")
+        keep_body = whole_cell_magic and first[2:].split()[0] in PYTHON_CELL_MAGICS if first[2:].split() else False
+        out = []
+        for number, line in enumerate(raw_lines):
+            stripped = line.lstrip()
+            indent = line[: len(line) - len(stripped)]
+            if whole_cell_magic and (number == 0 or not keep_body):
+                out.append(self._magic(indent, line))
+            elif ENV_MAGIC.match(line):
+                match = ENV_MAGIC.match(line)
+                assert match is not None
+                n = len(self.magics)
+                self.magics[n] = line
+                value = match.group("value").strip("'\"")
+                generated = (f'{indent}import os as __detlint_os; __detlint_os.environ[{match.group("name")!r}] = '
+                             f'{value!r}  # {MAGIC_MARK.format(n=n)}')
+                self.generated[n] = generated
+                out.append(generated)
+            elif stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#")):
+                out.append(self._magic(indent, line))
+            elif re.match(r"^\s*[\w.]+\s*=\s*[!%]", line):  # files = !ls
+                out.append(self._magic(indent, line))
+            else:
+                out.append(line)
+        return out
+
+    def _magic(self, indent: str, line: str) -> str:
+        """A comment at top level (so import blocks stay contiguous), ``pass`` inside a block."""
+        n = len(self.magics)
+        self.magics[n] = line
+        return f"{indent}pass  # {MAGIC_MARK.format(n=n)}" if indent else f"# {MAGIC_MARK.format(n=n)}"
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """Program line (1-based) -> (1-based cell number in the notebook, line within the cell)."""
+        if 1 <= line <= len(self.line_map):
+            cell, in_cell = self.line_map[line - 1]
+            return cell + 1, max(in_cell, 1)
+        return (self.code_cells[-1] + 1 if self.code_cells else 1), line
+
+    def magic_line(self, line: int) -> bool:
+        if 1 <= line <= len(self.line_map):
+            return bool(MAGIC_RE.search(self.source.split("\n")[line - 1]))
+        return False
+
+    def with_source(self, fixed: str) -> str:
+        """The notebook JSON with each code cell's source replaced from ``fixed`` (the program
+        text after fixes), laid out as the original file was."""
+        cells: dict[int, list[str]] = {}
+        current: Optional[int] = None
+        for line in fixed.split("\n"):
+            match = BOUNDARY_RE.match(line)
+            if match:
+                current = int(match.group(1))
+                cells[current] = []
+                continue
+            if current is None:  # text before the first cell: keep it in the first code cell
+                current = self.code_cells[0]
+                cells[current] = []
+            restored = self._restore(line)
+            if restored is not None:
+                cells[current].append(restored)
+        data = self.data
+        for index in self.code_cells:
+            lines = cells.get(index, [])
+            while lines and lines[-1] == "":
+                lines.pop()
+            original = cell_text(data["cells"][index])
+            text = "\n".join(lines) + ("\n" if original.endswith("\n") else "")
+            set_cell_text(data["cells"][index], text)
+        return dump_like(data, self.raw)
+
+    def _restore(self, line: str) -> Optional[str]:
+        """The original magic for a placeholder line; None when a fix removed what it stood for."""
+        match = MAGIC_RE.search(line)
+        if not match:
+            return line
+        n = int(match.group(1))
+        if n not in self.generated or line == self.generated[n]:
+            return self.magics[n]
+        env = ENV_ASSIGN.search(line)
+        if env is None:  # the assignment was removed (e.g. PYTHONHASHSEED set in-process)
+            return None
+        indent = line[: len(line) - len(line.lstrip())]
+        return f"{indent}%env {env.group('name')}={env.group('value')}"
+
+
+def cell_text(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def set_cell_text(cell: dict[str, Any], text: str) -> None:
+    if isinstance(cell.get("source"), list):
+        parts = text.splitlines(keepends=True)
+        cell["source"] = parts
+    else:
+        cell["source"] = text
+
+
+def dump_like(data: dict[str, Any], raw: str) -> str:
+    """Serialise as the original was written (indent, ASCII escaping, final newline), so a git
+    diff shows only the changed source lines."""
+    match = re.search(r"\n( +)\"", raw)
+    indent = len(match.group(1)) if match else 1
+    ensure_ascii = not any(ord(ch) > 127 for ch in raw) and "\\u" in raw
+    text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii)
+    return text + ("\n" if raw.endswith("\n") else "")

@@ -1,0 +1,147 @@
+"""Notebooks: cells as one program, cell locations, fixes written back into the right cells."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, make_linter
+
+NOTEBOOKS = FIXTURES / "notebooks"
+
+
+def write_notebook(path: Path, cells: list[str]) -> Path:
+    data = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                       "source": src.splitlines(keepends=True)} for i, src in enumerate(cells)],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
+def findings(paths: list[Path], version: str) -> list[tuple[str, object, int, str]]:
+    diags = make_linter(version, root=NOTEBOOKS).run(paths).diagnostics
+    return sorted((Path(d.path).name, d.cell, d.line, d.code) for d in diags)
+
+
+def test_background_notebook_findings_per_cell() -> None:
+    nb = NOTEBOOKS / "mnist_background.ipynb"
+    assert findings([nb], "2.21") == [
+        ("mnist_background.ipynb", 3, 2, "DET102"),  # tf.random.set_seed(123) only, under Keras 3
+        ("mnist_background.ipynb", 6, 5, "DET201"),  # Conv2D, no op determinism
+        ("mnist_background.ipynb", 7, 1, "DET105"),  # %env PYTHONHASHSEED=0
+    ]
+    assert findings([nb], "2.12") == [("mnist_background.ipynb", 6, 5, "DET201"),
+                                      ("mnist_background.ipynb", 7, 1, "DET105")]
+
+
+def test_seed_in_a_later_cell_does_not_count() -> None:
+    diags = make_linter("2.21", root=NOTEBOOKS).run([NOTEBOOKS / "seed_too_late.ipynb"]).diagnostics
+    (det101,) = [d for d in diags if d.code == "DET101"]
+    assert (det101.cell, det101.line) == (1, 2)
+    assert "seed_too_late.ipynb:cell 2:1" in det101.message
+
+
+def test_seed_in_an_earlier_cell_covers_later_cells(tmp_path: Path) -> None:
+    nb = write_notebook(tmp_path / "ok.ipynb", [
+        "import tensorflow as tf\ntf.keras.utils.set_random_seed(1)\ntf.config.experimental.enable_op_determinism()",
+        "%%time\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(2, 3)])",
+        "!nvidia-smi\nfor epoch in range(2):\n    !echo epoch\n    model.fit(x, y)",
+    ])
+    assert findings([nb], "2.12") == []
+
+
+def test_magics_env_and_noqa_inside_cells(tmp_path: Path) -> None:
+    nb = write_notebook(tmp_path / "env.ipynb", [
+        "%env TF_USE_CUDNN_AUTOTUNE=0\nimport os",
+        "os.environ['PYTHONHASHSEED'] = '0'  # noqa: DET105\n%env PYTHONHASHSEED 0\nx = !ls\nprint?",
+    ])
+    assert findings([nb], "2.21") == [("env.ipynb", 1, 1, "DET203"), ("env.ipynb", 2, 2, "DET105")]
+
+
+@pytest.mark.parametrize("name, reason", [("broken.ipynb", "not valid notebook JSON"),
+                                          ("old_format.ipynb", "nbformat 3 is not supported")])
+def test_bad_notebooks_are_det001(name: str, reason: str) -> None:
+    (diag,) = make_linter("2.21", root=NOTEBOOKS).run([NOTEBOOKS / name]).diagnostics
+    assert diag.code == "DET001" and reason in diag.message
+
+
+def test_cli_formats_carry_the_cell(tmp_path: Path) -> None:
+    shutil.copy(NOTEBOOKS / "mnist_background.ipynb", tmp_path)
+    env = {**os.environ, "NO_COLOR": "1"}
+    concise = subprocess.run([sys.executable, "-m", "detlint", "mnist_background.ipynb", "--isolated"],
+                             cwd=tmp_path, capture_output=True, text=True, env=env).stdout
+    assert "mnist_background.ipynb:cell 6:5:5: DET201" in concise
+    records = json.loads(subprocess.run([sys.executable, "-m", "detlint", "mnist_background.ipynb", "--isolated",
+                                         "--output-format", "json"], cwd=tmp_path, capture_output=True,
+                                        text=True, env=env).stdout)
+    det201 = next(r for r in records if r["code"] == "DET201")
+    assert det201["cell"] == 6 and det201["location"] == {"row": 5, "column": 5}
+    sarif = json.loads(subprocess.run([sys.executable, "-m", "detlint", "mnist_background.ipynb", "--isolated",
+                                       "--output-format", "sarif"], cwd=tmp_path, capture_output=True,
+                                      text=True, env=env).stdout)
+    result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "DET201")
+    assert result["properties"]["cell"] == 6
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 5
+
+
+def test_fix_writes_back_into_cells_keeping_layout(tmp_path: Path) -> None:
+    target = tmp_path / "mnist_background.ipynb"
+    shutil.copy(NOTEBOOKS / "mnist_background.ipynb", target)
+    cmd = [sys.executable, "-m", "detlint", "mnist_background.ipynb", "--isolated", "--fix", "--unsafe-fixes"]
+    first = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert first.stdout.rstrip().endswith("3 fixed, 0 remaining"), first.stdout + first.stderr
+    expected = (NOTEBOOKS / "mnist_background.fixed.ipynb").read_text()
+    assert target.read_text() == expected
+    before = (NOTEBOOKS / "mnist_background.ipynb").read_text().splitlines()
+    changed = [line for line in expected.splitlines() if line not in before]
+    assert changed and all(line.startswith('    "') for line in changed), changed  # only source lines
+    second = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert second.stdout.rstrip().endswith("0 fixed, 0 remaining")
+    assert target.read_text() == expected
+
+
+def test_flake8_does_not_read_notebooks(tmp_path: Path) -> None:
+    shutil.copy(NOTEBOOKS / "mnist_background.ipynb", tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DET", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == ""
+
+
+TRAIN_CELLS = [
+    "%matplotlib inline\nimport hashlib\nimport numpy as np\nimport tensorflow as tf",
+    "x = np.linspace(0, 1, 16 * 8 * 8).reshape(16, 8, 8, 1).astype('float32')\ny = np.arange(16) % 2",
+    "model = tf.keras.Sequential([tf.keras.Input((8, 8, 1)), tf.keras.layers.Conv2D(2, 3),\n"
+    "    tf.keras.layers.MaxPooling2D(), tf.keras.layers.Dropout(0.3), tf.keras.layers.Flatten(),\n"
+    "    tf.keras.layers.Dense(2)])\n"
+    "model.compile(optimizer='sgd', loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))",
+    "%%time\nmodel.fit(x, y, epochs=2, batch_size=4, verbose=0)",
+    "print('WEIGHTS', hashlib.sha256(b''.join(w.tobytes() for w in model.get_weights())).hexdigest())",
+]
+
+
+def run_notebook(path: Path) -> str:
+    """Run the code cells top to bottom in a fresh process, as a kernel would (magics dropped)."""
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    code = "\n".join(line for c in cells for line in "".join(c["source"]).splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return re.search(r"WEIGHTS (\w+)", proc.stdout).group(1)  # type: ignore[union-attr]
+
+
+def test_fixed_notebook_trains_identically(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    nb = write_notebook(tmp_path / "train.ipynb", TRAIN_CELLS)
+    assert len({run_notebook(nb), run_notebook(nb)}) == 2, "the unfixed notebook should not be reproducible"
+    subprocess.run([sys.executable, "-m", "detlint", "train.ipynb", "--isolated", "--fix", "--unsafe-fixes"],
+                   cwd=tmp_path, check=False, capture_output=True)
+    source = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
+    assert "set_random_seed(42)" in source and "enable_op_determinism()" in source
+    assert len({run_notebook(nb), run_notebook(nb)}) == 1

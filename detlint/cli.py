@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, TextIO
 
 from . import __version__
 from .config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option
+from .cache import FactsCache
 from .kb import KnowledgeBaseError
 
 SUBCOMMANDS = ("check", "rule")
@@ -69,6 +70,9 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-settings", action="store_true",
                    help="print the target version, where it came from, and the effective settings")
     p.add_argument("--show-files", action="store_true", help="print the files that would be checked")
+    p.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--cache-dir", help="where the cache lives (default .detlint_cache in the project root)")
     return p
 
 
@@ -145,11 +149,22 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             return 0
         diags = []
         fixing = args.fix or args.diff or args.fix_only
+        jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+
+        def cache_for(sub: Linter) -> Optional[FactsCache]:
+            if args.no_cache:
+                return None
+            directory = Path(args.cache_dir) if args.cache_dir else sub.settings.project_root / sub.settings.cache_dir
+            return FactsCache(directory, linter.kb.digest)
+
         fixed_count, changed = 0, 0
         for root, group in group_by_project(files, settings.project_root).items():
             # a nested project (its own pyproject.toml) is checked with its own settings and pins
             sub = linter if root == settings.project_root else Linter(
                 load_settings([root], cli_settings(args), isolated=args.isolated), linter.kb)
+            if not fixing:
+                diags.extend(sub.run(group, jobs, cache_for(sub)).diagnostics)
+                continue
             if fixing:
                 from .autofix import fix_files, unified_diff
 

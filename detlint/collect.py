@@ -15,6 +15,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from . import names
 from .conditions import MISSING, check, check_kwargs, dotted, literal
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref
+from .program import MAIN_GUARD
 from .kb import KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -55,6 +56,7 @@ class Collector(cst.CSTVisitor):
         self.scope: list[str] = []
         self.classes: list[str] = []
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
+        self.in_main_guard = False
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
 
     # ---- names -------------------------------------------------------------------------------
@@ -81,13 +83,17 @@ class Collector(cst.CSTVisitor):
 
     @property
     def current_scope(self) -> Optional[str]:
-        return self.scope[0] if self.scope else None
+        if self.scope:
+            return self.scope[0]
+        return MAIN_GUARD if self.in_main_guard else None
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
         rng = self.get_metadata(PositionProvider, node)
         return rng.start.line, rng.start.column, rng.end.line, rng.end.column
 
     def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "") -> None:
+        if owner == "group:function-runners":
+            return  # consulted by runs_its_arguments, not a finding's evidence
         line, col, end_line, end_col = self.pos(node)
         arg_ref, arg_span = None, None
         matcher = self.kb.matcher(owner, index)
@@ -181,8 +187,14 @@ class Collector(cst.CSTVisitor):
         self.classes.pop()
 
     def visit_If(self, node: cst.If) -> None:
-        if self.depth == 0 and self.facts.main_guard is None and _is_main_guard(node.test):
-            self.facts.main_guard = self.pos(node)[0]
+        if self.depth == 0 and not self.in_main_guard and _is_main_guard(node.test):
+            self.facts.main_guard = self.facts.main_guard or self.pos(node)[0]
+            self.in_main_guard = True
+            self._guard_node = node
+
+    def leave_If(self, original_node: cst.If) -> None:
+        if self.in_main_guard and original_node is getattr(self, "_guard_node", None):
+            self.in_main_guard = False
 
     # ---- assignments -------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -296,11 +308,22 @@ class Collector(cst.CSTVisitor):
         line, col = self.pos(node)[:2]
         if name:
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
-        for arg in node.args:
-            if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                ref = dotted(arg.value)
-                if ref:
-                    self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+        if self.runs_its_arguments(qual, node):
+            for arg in node.args:
+                if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    ref = dotted(arg.value)
+                    if ref:
+                        self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+
+    def runs_its_arguments(self, qual: Optional[str], node: cst.Call) -> bool:
+        """app.run(main), Thread(target=f), ds.map(f): calls that run a function they are given."""
+        runners = "group:function-runners"
+        if qual and any(owner == runners for c in names.candidates(qual)
+                        for owner, _ in self.kb.index["call"].get(c, ())):
+            return True
+        if isinstance(node.func, cst.Attribute):
+            return any(owner == runners for owner, _ in self.kb.index["method"].get(node.func.attr.value, ()))
+        return False
 
     def env_call(self, qual: str, node: cst.Call) -> None:
         args = [a for a in node.args if a.keyword is None and not a.star]

@@ -12,7 +12,7 @@ from typing import Optional
 
 from . import kb as kb_module
 from .checks import Evaluator
-from .collect import collect
+from .cache import FactsCache
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
 from .kb import KnowledgeBase
@@ -65,6 +65,30 @@ def read_source(path: Path, data: Optional[bytes] = None) -> SourceFile:
     return SourceFile(path, text=text, encoding=encoding)
 
 
+def collect_text(kb: KnowledgeBase, path: Path, text: str) -> FileFacts:
+    from .collect import collect  # libcst is imported only when a file really has to be parsed
+
+    try:
+        return collect(kb, str(path), text)
+    except RecursionError:
+        return FileFacts(path=str(path), error="too deeply nested to parse")
+
+
+def facts_for_file(kb: KnowledgeBase, path: Path) -> tuple[FileFacts, Optional[Notebook]]:
+    """Read and collect one file (what a worker process does)."""
+    source = read_source(path)
+    notebook = None
+    if source.text is not None and path.suffix == ".ipynb":
+        try:
+            notebook = Notebook.parse(source.text)
+        except NotebookError as exc:
+            return FileFacts(path=str(path), error=str(exc)), None
+        source = SourceFile(path, text=notebook.source)
+    if source.error is not None or source.text is None:
+        return FileFacts(path=str(path), error=source.error or "cannot read file"), None
+    return collect_text(kb, path, source.text), notebook
+
+
 def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:
     """ruff/flake8 selection: the longest matching prefix decides; ignore wins a tie."""
     best_select = max((len(p) for p in settings.select + settings.extend_select
@@ -93,6 +117,7 @@ class Linter:
         self.evaluator = Evaluator(self.kb, settings)
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
+        self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
         roots = [settings.project_root / s for s in settings.src]
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]))
@@ -115,22 +140,53 @@ class Linter:
 
     def _collect(self, path: Path) -> FileFacts:
         if path in self._overrides:
-            source = SourceFile(path, text=self._overrides[path])
-        else:
-            source = read_source(path)
-            if source.text is not None and path.suffix == ".ipynb":
+            return collect_text(self.kb, path, self._overrides[path])
+        if self.cache is not None:  # project modules a program imports are cached too
+            self.prefetch([path], 1, self.cache)
+            facts = self._facts.get(path)
+            if facts is not None:
+                return facts
+        facts, notebook = facts_for_file(self.kb, path)
+        if notebook is not None:
+            self.notebooks[path] = notebook
+        return facts
+
+    def prefetch(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> None:
+        """Collect the facts of many files up front: from the cache, else in ``jobs`` processes."""
+        todo: list[tuple[Path, Optional[str]]] = []
+        for path in files:
+            key = real(path)
+            if key in self._facts or key in self._overrides:
+                continue
+            cache_key = None
+            if cache is not None:
                 try:
-                    notebook = Notebook.parse(source.text)
-                except NotebookError as exc:
-                    return FileFacts(path=str(path), error=str(exc))
+                    data = key.read_bytes()
+                except OSError:
+                    todo.append((key, None))  # reported as DET001 by the normal path
+                    continue
+                cache_key = cache.key(key, data)
+                facts = cache.get(cache_key)
+                if facts is not None:
+                    self._facts[key] = facts
+                    if key.suffix == ".ipynb" and facts.error is None:
+                        self.notebooks[key] = Notebook.parse(data.decode("utf-8", errors="replace"))
+                    continue
+            todo.append((key, cache_key))
+        if jobs > 1 and len(todo) >= 2 * jobs:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                results = list(pool.map(_collect_in_worker, [str(p) for p, _ in todo],
+                                        chunksize=max(1, min(16, len(todo) // (jobs * 4)))))
+        else:
+            results = [facts_for_file(self.kb, path) for path, _ in todo]
+        for (path, cache_key), (facts, notebook) in zip(todo, results):
+            self._facts[path] = facts
+            if notebook is not None:
                 self.notebooks[path] = notebook
-                source = SourceFile(path, text=notebook.source)
-        if source.error is not None or source.text is None:
-            return FileFacts(path=str(path), error=source.error or "cannot read file")
-        try:
-            return collect(self.kb, str(path), source.text)
-        except RecursionError:
-            return FileFacts(path=str(path), error="too deeply nested to parse")
+            if cache is not None and cache_key is not None:
+                cache.put(cache_key, facts)
 
     # ---- entries and programs ----------------------------------------------------------------------
     def is_entry(self, path: Path, facts: FileFacts) -> bool:
@@ -144,8 +200,8 @@ class Linter:
             return True
         if not any(h.scope is None for h in facts.hits) and not any(c.scope is None for c in facts.calls):
             return False
-        program = self.builder.build(path)
-        return any(th.hit.owner in self.marker_owners and th.path == program.entry for th in program.trace)
+        program = self.builder.build(path, local_only=True)
+        return any(th.hit.owner in self.marker_owners for th in program.trace)
 
     def display(self, path: Path) -> str:
         try:
@@ -229,8 +285,10 @@ class Linter:
             out.append(diag)
         return sorted(out, key=Diagnostic.sort_key)
 
-    def run(self, files: list[Path]) -> Result:
+    def run(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> Result:
         result = Result(files=len(files))
+        self.cache = cache
+        self.prefetch(files, jobs, cache)
         for path in files:
             result.diagnostics.extend(self.lint_file(path, self.display(path)))
         result.diagnostics.sort(key=Diagnostic.sort_key)
@@ -248,3 +306,7 @@ def is_suppressed(diag: Diagnostic, facts: FileFacts) -> bool:
 
 def hits_of(facts: FileFacts, owner: str) -> list[Hit]:
     return [h for h in facts.hits if h.owner == owner]
+
+
+def _collect_in_worker(path: str) -> tuple[FileFacts, Optional[Notebook]]:
+    return facts_for_file(kb_module.load(), Path(path))

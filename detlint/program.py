@@ -14,6 +14,9 @@ from typing import Callable, Iterator, Optional, Union
 from .ftypes import CallSite, FileFacts, Hit
 
 FactsGetter = Callable[[Path], Optional[FileFacts]]
+MAIN_GUARD = "__main__"  # the scope of code under `if __name__ == "__main__":`
+MAX_IMPORT_DEPTH = 3
+MAX_MODULES = 64
 
 
 @dataclass(frozen=True)
@@ -96,28 +99,31 @@ class ProgramBuilder:
                     out.setdefault(found[0], facts.import_lines.get(qual, 0) or _line_of_relative(facts, qual))
         return sorted(((line, p) for p, line in out.items()), key=lambda t: t[0])
 
-    def build(self, entry: Path) -> Program:
+    def build(self, entry: Path, local_only: bool = False) -> Program:
+        """The program whose entry is ``entry``. ``local_only`` looks at that file alone (enough to
+        decide whether it is an entry at all)."""
         entry = entry.resolve()
         program = Program(entry=entry)
-        seen: list[Path] = []
-        stack = [entry]
-        while stack:
-            path = stack.pop()
-            if path in seen:
-                continue
-            seen.append(path)
-            facts = self.facts_of(path)
-            if facts is None or facts.error:
-                continue
-            stack.extend(p for _, p in reversed(self.local_imports(path, facts)))
-        program.modules = seen
-        self._trace(program)
+        self._trace(program, local_only)
         return program
 
     # ---- the trace -----------------------------------------------------------------------------
-    def _trace(self, program: Program) -> None:
+    def _trace(self, program: Program, local_only: bool) -> None:
+        """Walk the entry's module level in order, stepping into called project functions and,
+        at the line that imports them, into project modules' module level (their own main
+        guards excluded). Imports are followed MAX_IMPORT_DEPTH deep and at most MAX_MODULES
+        modules per program, so a script inside a large package does not parse all of it."""
         visited: set[tuple[Path, Optional[str]]] = set()
         reached: set[int] = set()
+        touched: list[Path] = []
+
+        def touch(path: Path) -> Optional[FileFacts]:
+            if path not in touched:
+                if len(touched) >= MAX_MODULES:
+                    return None
+                touched.append(path)
+            facts = self.facts_of(path)
+            return None if facts is None or facts.error else facts
 
         def targets(path: Path, facts: FileFacts, site: CallSite) -> Iterator[tuple[Path, Optional[str]]]:
             name = site.target
@@ -128,10 +134,10 @@ class ProgramBuilder:
                 if "__init__" in facts.classes[name]:
                     yield path, f"{name}.__init__"
                 return
-            found = self.resolver.resolve(path, name) if "." in name else None
+            found = self.resolver.resolve(path, name) if "." in name and not local_only else None
             if found:  # models.net.build, .seeding.seed_all: a function of a project module
                 other_path, rest = found
-                other = self.facts_of(other_path)
+                other = touch(other_path)
                 if other is not None and rest:
                     yield from targets(other_path, other, CallSite(rest, site.line, site.col, None))
                 return
@@ -141,21 +147,23 @@ class ProgramBuilder:
                     if method in methods:
                         yield path, f"{cls}.{method}"
 
-        def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]]) -> None:
+        def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int) -> None:
             if (path, scope) in visited:
                 return
             visited.add((path, scope))
-            facts = self.facts_of(path)
-            if facts is None or facts.error:
+            facts = touch(path)
+            if facts is None:
                 return
+            # the main guard runs only in the entry file
+            scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
             events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
             for hit in facts.hits:
-                if hit.scope == scope:
+                if hit.scope in scopes:
                     events.append((hit.line, hit.col, 1, hit))
             for site in facts.calls:
-                if site.scope == scope:
+                if site.scope in scopes:
                     events.append((site.line, site.col, 2, site))
-            if scope is None:
+            if scope is None and not local_only and depth < MAX_IMPORT_DEPTH:
                 for line, module in self.local_imports(path, facts):
                     events.append((line, 0, 0, module))
             events.sort(key=lambda e: (e[0], e[1], e[2]))
@@ -165,19 +173,22 @@ class ProgramBuilder:
                     reached.add(id(event))
                     program.trace.append(TraceHit(event, path, here[0], here[1], True))
                 elif isinstance(event, Path):
-                    run(event, None, None if event == program.entry and anchor is None else here)
+                    run(event, None, None if event == program.entry and anchor is None else here, depth + 1)
                 else:
                     for other_path, other_scope in list(targets(path, facts, event)):
                         run(other_path, other_scope,
-                            None if other_path == program.entry and anchor is None else here)
+                            None if other_path == program.entry and anchor is None else here, depth)
 
-        run(program.entry, None, None)
-        for path in program.modules:
+        run(program.entry, None, None, 0)
+        program.modules = touched
+        for path in touched:
             facts = self.facts_of(path)
             if facts is None:
                 continue
             for hit in facts.hits:
                 ordered = id(hit) in reached
+                if path != program.entry and hit.scope == MAIN_GUARD:
+                    continue  # another script's main guard never runs in this program
                 item = TraceHit(hit, path, hit.line if path == program.entry else 0, hit.col, ordered)
                 program.all_hits.append(item)
 

@@ -1,0 +1,176 @@
+"""detlint's speed and memory targets, measured against flake8 on the same files in the same run.
+
+The corpus is real code nobody on this project wrote: the installed ``keras`` sources and a slice
+of the installed ``tensorflow`` package, copied to a temporary folder. For each corpus size the
+script times, with medians of repeated runs:
+
+* detlint cold (``--no-cache``) and flake8 (its default plugins), both with ``-j JOBS``;
+* detlint warm (cache filled, nothing changed);
+* one small file end to end, interpreter start included, for detlint and flake8;
+
+and reads the peak resident memory of the largest process (a worker or the main process). It
+prints a table and exits 1 when a target is missed:
+
+    cold <= 1.0 x flake8, warm <= 0.05 x flake8, one file <= 0.5 s and <= 2 x flake8,
+    peak <= 300 MB per process, memory flat and time linear in corpus size.
+
+Usage: python benchmarks/run.py [--repeat N] [--jobs N] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# located without importing keras: a parent holding TensorFlow in memory would inflate the
+# children's peak RSS (forked pages count until exec)
+SITE = Path(importlib.util.find_spec("keras").origin).resolve().parent.parent  # type: ignore[arg-type]
+SLICES = {
+    "small": ["keras/src/layers", "tensorflow/python/data"],
+    "large": ["keras/src/layers", "keras/src/backend", "keras/src/models", "keras/src/trainers",
+              "tensorflow/python/data", "tensorflow/python/distribute"],
+    "tiny": ["keras/src/layers/core", "tensorflow/python/data/util"],
+}
+SMALL_FILE = '''import os
+
+import tensorflow as tf
+
+os.environ["PYTHONHASHSEED"] = "0"
+model = tf.keras.Sequential([tf.keras.layers.Conv2D(8, 3), tf.keras.layers.Dense(2)])
+model.compile(optimizer="adam", loss="mse")
+model.fit(x, y)
+'''
+
+
+def build_corpus(root: Path, size: str) -> tuple[Path, int, int]:
+    corpus = root / f"corpus-{size}"
+    files = lines = 0
+    for rel in SLICES[size]:
+        src = SITE / rel
+        for path in src.rglob("*.py"):
+            target = corpus / rel / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            files += 1
+            lines += path.read_bytes().count(b"\n")
+    (corpus / "setup.cfg").write_text("[flake8]\n")  # a project root for both tools
+    return corpus, files, lines
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
+    """Wall time and the peak RSS (MB) of the largest process this command ran."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) // 1024
+
+
+def median_of(repeat: int, cmd: list[str], cwd: Path, prepare: object = None) -> tuple[float, int]:
+    times, peaks = [], []
+    for _ in range(repeat):
+        if callable(prepare):
+            prepare()
+        elapsed, peak = timed(cmd, cwd)
+        times.append(elapsed)
+        peaks.append(peak)
+    return statistics.median(times), max(peaks)
+
+
+def measure(corpus: Path, jobs: int, repeat: int) -> dict[str, float]:
+    py = sys.executable
+    cache = corpus / ".detlint_cache"
+    detlint = [py, "-m", "detlint", "--isolated", "--exit-zero", "-j", str(jobs), "--cache-dir", str(cache), "."]
+    flake8 = [py, "-m", "flake8", "--isolated", "--exit-zero", "-j", str(jobs), "."]
+    out: dict[str, float] = {}
+    out["cold"], out["cold_peak_mb"] = median_of(repeat, detlint + ["--no-cache"], corpus)
+    timed(detlint, corpus)  # fill the cache
+    out["warm"], _ = median_of(repeat, detlint, corpus)
+    out["flake8"], out["flake8_peak_mb"] = median_of(repeat, flake8, corpus)
+    return out
+
+
+def single_file(root: Path, repeat: int) -> dict[str, float]:
+    folder = root / "one"
+    folder.mkdir(exist_ok=True)
+    (folder / "train.py").write_text(SMALL_FILE)
+    py = sys.executable
+    det = [py, "-m", "detlint", "--isolated", "--exit-zero", "train.py"]
+    flake = [py, "-m", "flake8", "--isolated", "--exit-zero", "train.py"]
+    cold, _ = median_of(repeat, det + ["--no-cache"], folder)
+    warm, _ = median_of(repeat, det, folder)
+    f8, _ = median_of(repeat, flake, folder)
+    return {"one_cold": cold, "one_warm": warm, "one_flake8": f8}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--quick", action="store_true", help="a tiny corpus, one repeat (a smoke test)")
+    args = parser.parse_args()
+    sizes = ["tiny"] if args.quick else ["small", "large"]
+    repeat = 1 if args.quick else args.repeat
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="detlint-bench-") as tmp:
+        root = Path(tmp)
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+              f"jobs={args.jobs}, repeat={repeat} (medians)")
+        rows = []
+        for size in sizes:
+            corpus, files, lines = build_corpus(root, size)
+            result = measure(corpus, args.jobs, repeat)
+            rows.append((size, files, lines, result))
+            print(f"\n[{size}] {files} files, {lines} lines")
+            print(f"  detlint cold  {result['cold']:8.2f} s   ({result['cold'] / result['flake8']:.2f} x flake8)"
+                  f"   peak {result['cold_peak_mb']} MB")
+            print(f"  detlint warm  {result['warm']:8.2f} s   ({result['warm'] / result['flake8']:.3f} x flake8)")
+            print(f"  flake8        {result['flake8']:8.2f} s   peak {result['flake8_peak_mb']} MB")
+            print(f"  detlint cold per 1000 lines: {1000 * result['cold'] / lines:.3f} s")
+            if args.quick:  # a smoke test: start-up dominates a tiny corpus, so no targets
+                continue
+            if result["cold"] > 1.0 * result["flake8"]:
+                failures.append(f"{size}: cold {result['cold']:.2f}s > 1.0 x flake8 {result['flake8']:.2f}s")
+            if result["warm"] > 0.05 * result["flake8"]:
+                failures.append(f"{size}: warm {result['warm']:.2f}s > 0.05 x flake8 {result['flake8']:.2f}s")
+            if result["cold_peak_mb"] > 300:
+                failures.append(f"{size}: peak memory {result['cold_peak_mb']} MB > 300 MB")
+        if len(rows) == 2:
+            (_, _, l1, r1), (_, _, l2, r2) = rows
+            per1, per2 = r1["cold"] / l1, r2["cold"] / l2
+            print(f"\nscaling: {l2 / l1:.2f} x the lines took {r2['cold'] / r1['cold']:.2f} x the time "
+                  f"(per-line cost ratio {per2 / per1:.2f}); peak memory {r1['cold_peak_mb']} -> "
+                  f"{r2['cold_peak_mb']} MB")
+            if not 0.67 <= per2 / per1 <= 1.5:
+                failures.append(f"cost per line is not linear: ratio {per2 / per1:.2f}")
+            if r2["cold_peak_mb"] > 1.5 * r1["cold_peak_mb"] + 20:
+                failures.append("memory grows with the number of files")
+        one = single_file(root, max(repeat, 3))
+        print(f"\none small file: detlint {one['one_cold']:.2f} s cold, {one['one_warm']:.2f} s cached; "
+              f"flake8 {one['one_flake8']:.2f} s ({one['one_cold'] / one['one_flake8']:.2f} x)")
+        if not args.quick:
+            if one["one_cold"] > 0.5:
+                failures.append(f"one file takes {one['one_cold']:.2f}s > 0.5s")
+            if one["one_cold"] > 2 * one["one_flake8"]:
+                failures.append(f"one file {one['one_cold']:.2f}s > 2 x flake8 {one['one_flake8']:.2f}s")
+    if failures:
+        print("\nMISSED: " + "; ".join(failures))
+        return 1
+    print("\nall targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

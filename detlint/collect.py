@@ -25,6 +25,8 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
                   "tensorflow.python.keras": "tf.keras", "tensorflow.compat.v1.keras": "tf.keras"}
 
 Node = Union[cst.CSTNode]
+LOCAL_FRAMEWORK = "<local framework class>"
+LOCAL_OTHER = "<local class>"
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -57,6 +59,7 @@ class Collector(cst.CSTVisitor):
         self.classes: list[str] = []
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
+        self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
 
     # ---- names -------------------------------------------------------------------------------
@@ -77,6 +80,30 @@ class Collector(cst.CSTVisitor):
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+    def is_framework_name(self, qual: str) -> bool:
+        return qual == LOCAL_FRAMEWORK or any(qual == p or qual.startswith(p + ".") for p in self.framework_imports)
+
+    def type_of(self, node: cst.BaseExpression) -> Optional[str]:
+        """What an expression is an instance of, where that is known: the constructor's qualified
+        name (``sklearn.linear_model.Perceptron``), the first call of a chain
+        (``tf.data.Dataset.range(3).map(f)``), or a local class (framework-derived or not)."""
+        if isinstance(node, cst.Name):
+            return self.instances.get(node.value)
+        if isinstance(node, cst.Call):
+            inner = node.func
+            if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
+                return self.type_of(inner.value)
+            name = dotted(inner)
+            if name in self.local_classes:
+                return LOCAL_FRAMEWORK if self.local_classes[name] else LOCAL_OTHER
+            qual = self.qualify(name)
+            if not qual:
+                return None
+            qual = names.candidates(qual)[0]
+            # outside the frameworks only a constructor (a Capitalised class) says what it returns
+            return qual if self.is_framework_name(qual) or qual.rsplit(".", 1)[-1][:1].isupper() else None
+        return None
 
     def value(self, node: cst.BaseExpression) -> Any:
         return literal(node, self.qualify, self.constants)
@@ -175,6 +202,8 @@ class Collector(cst.CSTVisitor):
         self.scope.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [self.qualify(dotted(arg.value)) for arg in node.bases]
+        self.local_classes[node.name.value] = any(b and self.is_framework_name(b) for b in bases)
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
@@ -226,10 +255,11 @@ class Collector(cst.CSTVisitor):
                     self.aliases[name] = qual
                     return
             if isinstance(value, cst.Call):
-                qual = self.qualify(dotted(value.func))
-                if qual:
-                    self.instances[name] = names.candidates(qual)[0]
+                kind = self.type_of(value)
+                if kind:
+                    self.instances[name] = kind
                     return
+                self.instances.pop(name, None)
             if self.depth == 0:
                 known = self.value(value)
                 if isinstance(known, (str, dict, int, float)):
@@ -293,6 +323,9 @@ class Collector(cst.CSTVisitor):
             receiver = dotted(node.func.value)
             receiver_is_module = receiver is not None and receiver.split(".")[0] in self.aliases and \
                 receiver not in self.instances
+            kind = self.type_of(node.func.value)
+            if kind is not None and not self.is_framework_name(kind):
+                receiver_is_module = True  # clf.fit(...) on a scikit-learn object, Pool().map(...)
             if not receiver_is_module:
                 method = node.func.attr.value
                 for owner, i in self.kb.index["method"].get(method, ()):

@@ -130,6 +130,9 @@ def check(cond: Condition, value: Any, refs: Optional[set[str]] = None) -> bool:
     spec = cond.spec
     if "uses-any" in spec:
         return bool(refs) and any(r == n or r.startswith(n + ".") for r in refs or () for n in spec["uses-any"])
+    if "not-from" in spec and isinstance(value, Ref) and any(
+            value.name == p or value.name.startswith(p + ".") for p in spec["not-from"]):
+        return False
     absent = value is MISSING or value is None
     if "missing" in spec and bool(spec["missing"]) != absent:
         return False

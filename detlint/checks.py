@@ -68,7 +68,20 @@ class Evaluator:
         )
 
     # ---- file rules ----------------------------------------------------------------------------
-    def file_diagnostics(self, display: str, facts: FileFacts) -> list[Diagnostic]:
+    def trains(self, program: Program, facts_of: Any) -> bool:
+        """Does the program run backprop (fit, GradientTape, minimize, ...)?"""
+        all_facts = [facts_of(p) for p in program.modules]
+        keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
+        frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
+        reachable = program.trace + [th for th in program.all_hits if th.path == program.entry and not th.ordered]
+        for th in reachable:
+            if th.hit.owner == "group:training":
+                matcher = self.kb.matcher(th.hit.owner, th.hit.index)
+                if matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework):
+                    return True
+        return False
+
+    def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status]
@@ -93,7 +106,7 @@ class Evaluator:
                 op = self.kb.ops[key]
                 status = op.status_at(self.version)
                 matcher = op.matchers[hit.index]
-                if status is None or not self._applies(matcher, keras):
+                if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and trains is False):
                     continue
                 for rule in op_rules:
                     if status.status in rule.ops_status and rule.versions.contains(self.version):

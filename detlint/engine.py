@@ -239,9 +239,11 @@ class Linter:
                               end_col=facts.error_col)
             return self._filter([diag], facts, path)
         try:
-            diags = self.evaluator.file_diagnostics(display, facts)
-            if self.is_entry(path, facts):
-                program = self.builder.build(path)
+            program = self.builder.build(path) if self.is_entry(path, facts) else None
+            # an inference-only program is not asked about backprop; a library module may be trained
+            trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
+            diags = self.evaluator.file_diagnostics(display, facts, trains)
+            if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of)
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",

@@ -84,13 +84,14 @@ class Evaluator:
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
+        present = {h.owner for h in facts.hits}
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status]
         for hit in facts.hits:
             kind, _, key = hit.owner.partition(":")
             if kind == "rule":
                 rule = self.kb.rules[key]
                 matcher = rule.matchers[hit.index]
-                if not rule.versions.contains(self.version):
+                if not rule.versions.contains(self.version) or _switched_off(rule, present):
                     continue
                 if not self._applies(matcher, keras) or (matcher.needs_framework and not facts.frameworks):
                     continue
@@ -109,7 +110,8 @@ class Evaluator:
                 if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and trains is False):
                     continue
                 for rule in op_rules:
-                    if status.status in rule.ops_status and rule.versions.contains(self.version):
+                    if status.status in rule.ops_status and rule.versions.contains(self.version) \
+                            and not _switched_off(rule, present):
                         note = render(status.note or rule.status_text.get(status.status, ""), version=self.version)
                         message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
                                          workaround=op.workaround, version=self.version)
@@ -164,8 +166,9 @@ class Evaluator:
 
         trains = any(in_group(th, "training") for th in reachable)
         out: list[Diagnostic] = []
+        present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
-            if not rule.versions.contains(self.version):
+            if not rule.versions.contains(self.version) or _switched_off(rule, present):
                 continue
             for check in rule.program:
                 diag = self._check_program(rule, check, program, reachable, in_group, trains, keras,
@@ -263,3 +266,8 @@ def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:
         if id(th.hit) in ids:
             return th
     return hits[0] if hits else None
+
+
+def _switched_off(rule: Rule, present_owners: set[str]) -> bool:
+    """``unless-present`` groups (e.g. a non-TensorFlow Keras backend) seen in the file/program."""
+    return any(f"group:{group}" in present_owners for group in rule.unless_present)

@@ -208,7 +208,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                     cache[path] = []
             return cache[path]
 
-        emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream)
+        emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
+             unsafe_enabled=args.unsafe_fixes)
         if args.statistics:
             write_statistics(diags, stream)
         if not stdin_mode and (args.fix or args.unsafe_fixes) and settings.output_format in ("concise", "full"):

@@ -117,4 +117,4 @@ class Diagnostic:
     rewrite_sites: list[tuple[str, tuple[int, int, int, int], str]] = field(default_factory=list)
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (self.path, self.line, self.col, self.code)
+        return (self.path, self.cell or 0, self.line, self.col, self.code)

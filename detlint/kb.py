@@ -27,7 +27,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
                "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
-             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area"}
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present"}
 
 
 class KnowledgeBaseError(Exception):
@@ -138,6 +138,7 @@ class Rule:
     examples: dict[str, list[dict[str, Any]]]
     default_enabled: bool
     source: str
+    unless_present: tuple[str, ...] = ()  # groups whose presence (file or program) turns the rule off
 
     def fix_for(self, version: Version) -> Optional[Fix]:
         for fix in self.fixes:
@@ -375,6 +376,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             program=program or [], ops_status=tuple(spec.get("ops-status", ())), fixes=fixes,
             runtime=spec.get("runtime"), doc=doc, examples=examples,
             default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
+            unless_present=tuple(spec.get("unless-present", ())),
         )
 
 
@@ -386,6 +388,9 @@ def _check_references(kb: KnowledgeBase) -> None:
                 if group and group != "ops" and group not in kb.groups:
                     raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].{key}: "
                                              f"unknown group {group!r}")
+        for group in rule.unless_present:
+            if group not in kb.groups:
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unless-present: unknown group {group!r}")
         for status in rule.ops_status:
             if status not in OP_STATUSES:
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.ops-status: unknown status {status!r}")

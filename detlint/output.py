@@ -45,15 +45,15 @@ def concise_line(diag: Diagnostic, colour: bool = False) -> str:
             f"{diag.message}")
 
 
-def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True) -> None:
+def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True, unsafe_enabled: bool = False) -> None:
     colour = use_colour(out)
     for diag in diags:
         out.write(concise_line(diag, colour) + "\n")
     if summary:
-        write_summary(diags, out)
+        write_summary(diags, out, unsafe_enabled)
 
 
-def write_summary(diags: list[Diagnostic], out: TextIO) -> None:
+def write_summary(diags: list[Diagnostic], out: TextIO, unsafe_enabled: bool = False) -> None:
     if not diags:
         out.write("All checks passed!\n")
         return
@@ -63,12 +63,12 @@ def write_summary(diags: list[Diagnostic], out: TextIO) -> None:
     unsafe = sum(1 for d in diags if (d.edits or d.fix_spec) and d.fix_safety == "unsafe")
     if safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
-    if unsafe:
+    if unsafe and not unsafe_enabled:
         out.write(f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the "
                   f"`--unsafe-fixes` option.\n")
 
 
-def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines) -> None:
+def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, unsafe_enabled: bool = False) -> None:
     colour = use_colour(out)
     for diag in diags:
         out.write(concise_line(diag, colour) + "\n")
@@ -82,7 +82,7 @@ def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines) 
         if diag.fix_title:
             out.write(f"{' ' * 2}= help: {diag.fix_title}\n")
         out.write("\n")
-    write_summary(diags, out)
+    write_summary(diags, out, unsafe_enabled)
 
 
 def _edits_json(diag: Diagnostic) -> list[dict[str, object]]:
@@ -184,7 +184,7 @@ def write_statistics(diags: list[Diagnostic], out: TextIO) -> None:
 
 
 def emit(fmt: str, diags: list[Diagnostic], kb: KnowledgeBase, root: Path, source_lines: SourceLines,
-         out: TextIO = sys.stdout) -> None:
+         out: TextIO = sys.stdout, unsafe_enabled: bool = False) -> None:
     if fmt == "json":
         write_json(diags, out, kb)
     elif fmt == "sarif":
@@ -193,6 +193,6 @@ def emit(fmt: str, diags: list[Diagnostic], kb: KnowledgeBase, root: Path, sourc
     elif fmt == "github":
         write_github(diags, out)
     elif fmt == "full":
-        write_full(diags, out, source_lines)
+        write_full(diags, out, source_lines, unsafe_enabled)
     else:
-        write_concise(diags, out)
+        write_concise(diags, out, unsafe_enabled=unsafe_enabled)

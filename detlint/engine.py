@@ -217,15 +217,14 @@ class Linter:
         notebook = self.notebooks.get(real(path))
         if map_cells and notebook is not None and real(path) not in self._overrides:
             for diag in diags:
-                if diag.code == "DET001":
-                    continue
                 magic = notebook.magic_line(diag.line)
                 cell, line = notebook.locate(diag.line)
                 end_cell, end_line = notebook.locate(diag.end_line)
                 diag.cell, diag.line = cell, line
                 diag.end_line = end_line if end_cell == cell else line
-                if magic:
-                    diag.col, diag.end_col = 0, 0
+                shift = notebook.dedent.get(cell - 1, 0)
+                diag.col, diag.end_col = (0, 0) if magic else (diag.col + shift, diag.end_col + shift)
+            diags.sort(key=Diagnostic.sort_key)
         return diags
 
     def _lint_file(self, path: Path, display: str) -> list[Diagnostic]:
@@ -239,18 +238,32 @@ class Linter:
                               end_col=facts.error_col)
             return self._filter([diag], facts, path)
         try:
+            notebook = self.notebooks.get(real(path))
+            cell_errors = self._cell_errors(notebook, display) if notebook is not None else []
             program = self.builder.build(path) if self.is_entry(path, facts) else None
             # an inference-only program is not asked about backprop; a library module may be trained
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             diags = self.evaluator.file_diagnostics(display, facts, trains)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of)
+            diags += cell_errors
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",
                               path=display, line=1, col=0, end_line=1, end_col=0)
             return [diag]
         return self._filter(diags, facts, path)
+
+    def _cell_errors(self, notebook: Notebook, display: str) -> list[Diagnostic]:
+        """DET001 for each cell that does not parse; the other cells are still checked."""
+        out = []
+        starts = {cell: i + 1 for i, (cell, n) in enumerate(notebook.line_map) if n == 0}
+        for index, line, reason in notebook.cell_errors:
+            program_line = starts.get(index, 0) + line
+            out.append(Diagnostic(code="DET001", name="unparsable-file", path=display, line=program_line, col=0,
+                                  end_line=program_line, end_col=0,
+                                  message=f"cell cannot be checked: syntax error: {reason}; the other cells were"))
+        return out
 
     def where(self, path: Path, line: int) -> str:
         """``models/net.py:12``, or ``nb.ipynb:cell 4:3`` for a notebook."""

@@ -34,6 +34,8 @@ class Notebook:
     line_map: list[tuple[int, int]] = field(default_factory=list)  # program line -> (cell index, cell line)
     magics: dict[int, str] = field(default_factory=dict)
     generated: dict[int, str] = field(default_factory=dict)  # %env lines as the Python we parsed
+    dedent: dict[int, int] = field(default_factory=dict)  # cell index -> indent IPython stripped
+    cell_errors: list[tuple[int, int, str]] = field(default_factory=list)  # (cell index, line, reason)
 
     @classmethod
     def parse(cls, raw: str) -> "Notebook":
@@ -59,10 +61,29 @@ class Notebook:
             self.code_cells.append(index)
             lines.append(BOUNDARY.format(index=index))
             self.line_map.append((index, 0))
-            for number, line in enumerate(self._python_lines(cell_text(cell)), start=1):
+            for number, line in enumerate(self._cell_program(index, cell_text(cell)), start=1):
                 lines.append(line)
                 self.line_map.append((index, number))
         self.source = "\n".join(lines) + "\n"
+
+    def _cell_program(self, index: int, text: str) -> list[str]:
+        """One cell as Python: magics replaced, a common indent removed (IPython accepts it);
+        a cell that still does not parse is blanked and reported on its own (DET001)."""
+        lines = self._python_lines(text)
+        indents = [len(line) - len(line.lstrip()) for line in lines if line.strip() and not MAGIC_RE.search(line)]
+        common = min(indents, default=0)
+        if common:
+            lines = [line[common:] if line[:common].isspace() else line.lstrip() for line in lines]
+            self.dedent[index] = common
+        try:
+            compile("\n".join(lines) + "\n", f"<cell {index + 1}>", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            self.cell_errors.append((index, exc.lineno or 1, exc.msg))
+            return ["# __detlint_unparsable_cell__"] * len(lines)
+        except (ValueError, RecursionError) as exc:
+            self.cell_errors.append((index, 1, str(exc)))
+            return ["# __detlint_unparsable_cell__"] * len(lines)
+        return lines
 
     def _python_lines(self, text: str) -> list[str]:
         raw_lines = text.split("\n")
@@ -70,11 +91,24 @@ class Notebook:
         whole_cell_magic = first.startswith("%%")
         keep_body = whole_cell_magic and first[2:].split()[0] in PYTHON_CELL_MAGICS if first[2:].split() else False
         out = []
+        in_magic = False  # a magic or shell line continued with a backslash
+        magic_indent = ""
+        depth = 0  # open brackets: a line starting with % inside them is the modulo operator
         for number, line in enumerate(raw_lines):
             stripped = line.lstrip()
             indent = line[: len(line) - len(stripped)]
+            continued = number > 0 and raw_lines[number - 1].rstrip().endswith("\\")
+            if in_magic:  # same indentation as the line it continues
+                out.append(self._magic(magic_indent, line))
+                in_magic = line.rstrip().endswith("\\")
+                continue
+            magic_indent = indent
             if whole_cell_magic and (number == 0 or not keep_body):
                 out.append(self._magic(indent, line))
+            elif depth > 0 or continued:
+                out.append(line)
+                depth = max(depth + _bracket_balance(line), 0)
+                continue
             elif ENV_MAGIC.match(line):
                 match = ENV_MAGIC.match(line)
                 assert match is not None
@@ -87,10 +121,13 @@ class Notebook:
                 out.append(generated)
             elif stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#")):
                 out.append(self._magic(indent, line))
+                in_magic = line.rstrip().endswith("\\")
             elif re.match(r"^\s*[\w.]+\s*=\s*[!%]", line):  # files = !ls
                 out.append(self._magic(indent, line))
+                in_magic = line.rstrip().endswith("\\")
             else:
                 out.append(line)
+                depth = max(depth + _bracket_balance(line), 0)
         return out
 
     def _magic(self, indent: str, line: str) -> str:
@@ -129,10 +166,16 @@ class Notebook:
             if restored is not None:
                 cells[current].append(restored)
         data = self.data
+        broken = {index for index, _, _ in self.cell_errors}
         for index in self.code_cells:
+            if index in broken:
+                continue  # never rewrite a cell detlint could not read
             lines = cells.get(index, [])
             while lines and lines[-1] == "":
                 lines.pop()
+            if self.dedent.get(index):
+                pad = " " * self.dedent[index]
+                lines = [pad + line if line.strip() else line for line in lines]
             original = cell_text(data["cells"][index])
             text = "\n".join(lines) + ("\n" if original.endswith("\n") else "")
             set_cell_text(data["cells"][index], text)
@@ -151,6 +194,15 @@ class Notebook:
             return None
         indent = line[: len(line) - len(line.lstrip())]
         return f"{indent}%env {env.group('name')}={env.group('value')}"
+
+
+_STRINGS = re.compile(r"""("[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')""")
+
+
+def _bracket_balance(line: str) -> int:
+    """Opening minus closing brackets on a line, strings and comments left out (roughly)."""
+    code = _STRINGS.sub("", line).split("#", 1)[0]
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def cell_text(cell: dict[str, Any]) -> str:

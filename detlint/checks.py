@@ -93,6 +93,8 @@ class Evaluator:
                 matcher = rule.matchers[hit.index]
                 if not rule.versions.contains(self.version) or _switched_off(rule, present):
                     continue
+                if rule.skip_version_guarded and hit.version_guarded:
+                    continue
                 if not self._applies(matcher, keras) or (matcher.needs_framework and not facts.frameworks):
                     continue
                 if matcher.function_arg and not self._function_uses(facts, hit, matcher.function_arg["contains"]):

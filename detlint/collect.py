@@ -59,6 +59,7 @@ class Collector(cst.CSTVisitor):
         self.classes: list[str] = []
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
+        self.version_guards = 0
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
 
@@ -135,7 +136,7 @@ class Collector(cst.CSTVisitor):
             if arg_ref is None and arg_span is None:
                 return
         self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
-                                   arg_ref, arg_span))
+                                   arg_ref, arg_span, self.version_guards > 0))
 
     # ---- imports -----------------------------------------------------------------------------
     def _note_module(self, module: str, node: cst.CSTNode) -> None:
@@ -220,10 +221,14 @@ class Collector(cst.CSTVisitor):
             self.facts.main_guard = self.facts.main_guard or self.pos(node)[0]
             self.in_main_guard = True
             self._guard_node = node
+        if _mentions_version(node.test):
+            self.version_guards += 1
 
     def leave_If(self, original_node: cst.If) -> None:
         if self.in_main_guard and original_node is getattr(self, "_guard_node", None):
             self.in_main_guard = False
+        if _mentions_version(original_node.test):
+            self.version_guards -= 1
 
     # ---- assignments -------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -400,6 +405,21 @@ def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:
                 found = True
 
     node.body.visit(Finder())
+    return found
+
+
+def _mentions_version(test: cst.BaseExpression) -> bool:
+    """`if tf.__version__ >= ...`, `if version.at_least("2.8")`, `if TF_VERSION < (2, 8)`: code
+    written for one version range, which the version rules must not judge against another."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal found
+            if "version" in name.value.lower() or name.value.lower().endswith("vers"):
+                found = True
+
+    test.visit(Finder())
     return found
 
 

@@ -52,6 +52,7 @@ class Hit:
     detail: str = ""
     arg_ref: Optional[str] = None  # a function passed to the matched call, by name
     arg_span: Optional[tuple[int, int, int, int]] = None  # or a lambda, by position
+    version_guarded: bool = False  # inside `if <something about a version>:` (either branch)
 
 
 @dataclass(frozen=True)

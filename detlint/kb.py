@@ -27,7 +27,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
                "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
-             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present"}
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded"}
 
 
 class KnowledgeBaseError(Exception):
@@ -139,6 +139,7 @@ class Rule:
     default_enabled: bool
     source: str
     unless_present: tuple[str, ...] = ()  # groups whose presence (file or program) turns the rule off
+    skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
 
     def fix_for(self, version: Version) -> Optional[Fix]:
         for fix in self.fixes:
@@ -377,6 +378,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             runtime=spec.get("runtime"), doc=doc, examples=examples,
             default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
             unless_present=tuple(spec.get("unless-present", ())),
+            skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
         )
 
 

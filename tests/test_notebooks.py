@@ -145,3 +145,27 @@ def test_fixed_notebook_trains_identically(tmp_path: Path) -> None:
     source = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
     assert "set_random_seed(42)" in source and "enable_op_determinism()" in source
     assert len({run_notebook(nb), run_notebook(nb)}) == 1
+
+
+def test_ipython_syntax_that_used_to_lose_the_notebook(tmp_path: Path) -> None:
+    nb = write_notebook(tmp_path / "ipy.ipynb", [
+        "!wget --no-check-certificate \\\n    https://example.com/x.csv \\\n    -O /tmp/x.csv\nimport tensorflow as tf",
+        " x = 1\n y = tf.random.normal([2])",
+        "print('%d%% done' \\\n      % 5)\nvals = (1\n% 2)",
+        "ls ./data/train/",
+        "model = tf.keras.Sequential([tf.keras.layers.Conv2D(2, 3)])\nmodel.fit(a, b)",
+    ])
+    diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
+    found = [(d.cell, d.line, d.col + 1, d.code) for d in diags]
+    assert found == [(2, 2, 6, "DET101"), (4, 1, 1, "DET001"), (5, 1, 30, "DET201")]
+    assert "the other cells were" in diags[1].message
+
+
+def test_fix_never_rewrites_unreadable_or_indented_cells_wrongly(tmp_path: Path) -> None:
+    cells = ["import tensorflow as tf", " x = 1\n y = tf.random.normal([2])", "ls ./data/train/"]
+    nb = write_notebook(tmp_path / "f.ipynb", cells)
+    subprocess.run([sys.executable, "-m", "detlint", "f.ipynb", "--isolated", "--tf-version", "2.21", "--fix",
+                    "--unsafe-fixes"], cwd=tmp_path, capture_output=True)
+    after = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"]]
+    assert after[0].startswith("import tensorflow as tf\nimport keras\n")
+    assert after[1:] == cells[1:]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "apply", "DeterminismError"]
+__all__ = ["__version__", "apply", "diverge", "DeterminismError"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runtime import DeterminismError, Report
@@ -18,6 +18,14 @@ def apply(seed: int = 42, *, strict: bool = False) -> "Report":
     from .runtime import apply as _apply
 
     return _apply(seed, strict=strict)
+
+
+def diverge(step_fn: Any, **kwargs: Any) -> Any:
+    """Run ``step_fn`` in separate processes and report the first op whose outputs differ;
+    see ``detlint.divergence.diverge``."""
+    from .divergence import diverge as _diverge
+
+    return _diverge(step_fn, **kwargs)
 
 
 def __getattr__(name: str) -> Any:

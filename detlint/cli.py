@@ -256,6 +256,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> 
     try:
         if argv and argv[0] == "rule":
             return run_rule(argv[1:], out)
+        if argv and argv[0] == "diverge":
+            from .divergence import main as diverge_main
+
+            return diverge_main(argv[1:])
         if argv and argv[0] == "run":
             from .launcher import main as run_main
 

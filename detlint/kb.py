@@ -27,7 +27,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
                "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
-             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded"}
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops"}
 
 
 class KnowledgeBaseError(Exception):
@@ -102,6 +102,7 @@ class Op:
     workaround: str
     references: list[dict[str, str]]
     rewrite: Optional[dict[str, Any]] = None  # a call rewrite some fixes apply (bias_add -> x + b)
+    raw_ops: tuple[str, ...] = ()  # TensorFlow op types of this source (for detlint diverge)
 
     def status_at(self, version: Version) -> Optional[StatusRange]:
         for entry in self.status:
@@ -140,6 +141,7 @@ class Rule:
     source: str
     unless_present: tuple[str, ...] = ()  # groups whose presence (file or program) turns the rule off
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
+    raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
 
     def fix_for(self, version: Version) -> Optional[Fix]:
         for fix in self.fixes:
@@ -287,8 +289,9 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
     import yaml  # imported here so that a fully cached run never loads PyYAML
 
     reader = _Reader(path.name)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster start-up
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
     except yaml.YAMLError as exc:
         raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
     reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
@@ -308,6 +311,9 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
     for i, spec in enumerate(data.get("ops") or []):
         where = f"op #{i} {spec.get('id', '?') if isinstance(spec, dict) else ''}".strip()
         reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown_op = set(spec) - {"id", "title", "phase", "matchers", "status", "workaround", "references",
+                                  "rewrite", "raw-ops"}
+        reader.expect(not unknown_op, where, f"unknown field(s) {sorted(unknown_op)}")
         for key in ("id", "title", "phase", "matchers", "status", "workaround"):
             reader.expect(key in spec, where, f"missing field {key!r}")
         reader.expect(spec["phase"] in ("forward", "backprop"), f"{where}.phase", "forward or backprop")
@@ -323,7 +329,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,
             workaround=str(spec["workaround"]).strip(),
             references=reader.references(spec.get("references", []), f"{where}.references"),
-            rewrite=spec.get("rewrite"),
+            rewrite=spec.get("rewrite"), raw_ops=tuple(spec.get("raw-ops", ())),
         )
 
     for i, spec in enumerate(data.get("rules") or []):
@@ -379,6 +385,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
             unless_present=tuple(spec.get("unless-present", ())),
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
+            raw_ops=tuple(spec.get("raw-ops", ())),
         )
 
 
@@ -415,18 +422,57 @@ def load(directory: Optional[Path] = None) -> KnowledgeBase:
     return _load_cached(str(directory))
 
 
+def _user_cache() -> Optional[Path]:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "detlint" if base else None
+
+
 @lru_cache(maxsize=4)
 def _load_cached(directory: str) -> KnowledgeBase:
+    """Parse and validate the rules, or reuse the parsed form saved (per user, per content digest)
+    by an earlier run: parsing YAML is most of a one-file run's start-up."""
     files = sorted(Path(directory).glob("*.yaml"))
     if not files:
         raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
-    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}}
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    from . import __version__
+
+    cache_dir = _user_cache()
+    cached = cache_dir / f"kb-{__version__}-{digest.hexdigest()[:24]}.pickle" if cache_dir else None
+    if cached is not None and cached.is_file():
+        try:
+            import pickle
+
+            with cached.open("rb") as handle:
+                kb = pickle.load(handle)
+            if isinstance(kb, KnowledgeBase):
+                return kb
+        except Exception:
+            pass
+    kb = _parse(files, digest.hexdigest()[:16])
+    if cached is not None:
+        try:
+            import pickle
+            import tempfile
+
+            cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".kb-")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, cached)
+        except OSError:
+            pass
+    return kb
+
+
+def _parse(files: list[Path], digest: str) -> KnowledgeBase:
+    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}}
+    for path in files:
         _load_file(path, into)
     kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
-                       digest=digest.hexdigest()[:16])
+                       digest=digest)
     _check_references(kb)
     _build_index(kb)
     return kb

@@ -33,5 +33,17 @@ def _apply() -> None:
         sys.stderr.write(f"detlint: apply() failed: {type(exc).__name__}: {exc}\n")
 
 
+def _record() -> None:
+    if not os.environ.get("DETLINT_DIVERGE_DUMP"):
+        return
+    try:
+        from detlint import recorder
+
+        recorder.start()
+    except Exception as exc:
+        sys.stderr.write(f"detlint: recording failed to start: {type(exc).__name__}: {exc}\n")
+
+
 _chain_original()
 _apply()
+_record()

@@ -1,0 +1,361 @@
+"""``detlint diverge``: run the same program (or step function) twice, record every op's output
+with TensorFlow's debugger, and point at the first op whose outputs differ.
+
+Recording happens in the child processes (``recorder``); this module starts them, reads the two
+dumps with TensorFlow's ``DebugDataReader`` one tensor at a time (only digests are kept, so
+memory does not grow with the model), compares them in execution order, and names the first
+difference with its op type, op name, the source line that created it and, where the knowledge
+base knows the op, the rule and its fix for the installed TensorFlow version.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from . import kb as kb_module
+from .recorder import ENV_DUMP, ENV_MB, ENV_SECONDS, ENV_SEED, ENV_STEPS, dump_size_mb
+from .runtime import tf_version
+
+LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python", "<frozen", "<string>", "/detlint/")
+NEARBY = 6  # how many earlier ops to look at when the differing op itself is not in the knowledge base
+
+
+@dataclass
+class Record:
+    stream: str  # "graph" (ops inside tf.function graphs) or "eager"
+    position: int
+    op_type: str
+    op_name: str
+    slot: int
+    digest: str
+    values: int
+    wall_time: float
+    handle: Any = field(repr=False, compare=False, default=None)
+
+
+@dataclass
+class Divergence:
+    stream: str
+    position: int
+    op_type: str
+    op_name: str
+    location: str
+    max_abs_diff: Optional[float]
+    detail: str
+    rule: Optional[str] = None
+    rule_name: Optional[str] = None
+    fix: Optional[str] = None
+
+
+@dataclass
+class DivergeReport:
+    command: str
+    runs: int
+    ops_compared: int = 0
+    values_compared: int = 0
+    first: Optional[Divergence] = None
+    exit_codes: list[int] = field(default_factory=list)
+    dump_mb: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        lines = [f"detlint diverge: {self.runs} runs of {self.command}"]
+        if self.first is None:
+            lines.append(f"no difference: {self.ops_compared} op outputs ({self.values_compared} values) "
+                         f"were identical in every run")
+        else:
+            d = self.first
+            name = f" '{d.op_name}'" if d.op_name and d.op_name != d.op_type else ""
+            lines.append(f"first difference at op output #{d.position + 1} of the {d.stream} trace: "
+                         f"{d.op_type}{name}")
+            lines.append(f"  created at {d.location}")
+            if d.max_abs_diff is not None:
+                lines.append(f"  max |run 1 - run 2| = {d.max_abs_diff:.6g}")
+            if d.detail:
+                lines.append(f"  {d.detail}")
+            if d.rule:
+                lines.append(f"  known source: {d.rule} {d.rule_name}; {d.fix}")
+            lines.append(f"  ({self.ops_compared} op outputs, {self.values_compared} values compared before it)")
+        for code in self.exit_codes:
+            if code != 0:
+                lines.append(f"note: a run exited with status {code}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        lines.append(f"disk used per run: {', '.join(f'{mb:.1f} MB' for mb in self.dump_mb)} (removed)")
+        return "\n".join(lines)
+
+
+# ---- reading a dump -----------------------------------------------------------------------------
+def _digest(value: Any) -> tuple[str, int]:
+    import numpy as np
+
+    array = np.asarray(value)
+    payload = array.tobytes() if array.dtype != object else repr(array.tolist()).encode()
+    head = f"{array.dtype}|{array.shape}|".encode()
+    return hashlib.sha1(head + payload).hexdigest(), int(array.size)
+
+
+def read_records(dump_root: str) -> tuple[Any, list[Record], list[Record]]:
+    """The reader (kept open to re-read values) and the graph and eager records, in order."""
+    from tensorflow.python.debug.lib import debug_events_reader  # type: ignore[import-not-found]
+
+    reader = debug_events_reader.DebugDataReader(dump_root)
+    reader.update()
+    graph: list[Record] = []
+    for trace in reader.graph_execution_traces(digest=False):
+        digest, size = _digest(reader.graph_execution_trace_to_tensor_value(trace))
+        graph.append(Record("graph", len(graph), trace.op_type, trace.op_name, trace.output_slot, digest, size,
+                            trace.wall_time, trace))
+    eager: list[Record] = []
+    for execution in reader.executions(digest=False):
+        for slot, value in enumerate(reader.execution_to_tensor_values(execution)):
+            digest, size = _digest(value)
+            eager.append(Record("eager", len(eager), execution.op_type, execution.op_type, slot, digest, size,
+                                execution.wall_time, (execution, slot)))
+    return reader, graph, eager
+
+
+def _value(reader: Any, record: Record) -> Any:
+    if record.stream == "graph":
+        return reader.graph_execution_trace_to_tensor_value(record.handle)
+    execution, slot = record.handle
+    return reader.execution_to_tensor_values(execution)[slot]
+
+
+def _location(reader: Any, record: Record) -> str:
+    try:
+        if record.stream == "graph":
+            trace = record.handle
+            creation = reader.graph_by_id(trace.graph_id).get_op_creation_digest(trace.op_name)
+            _, frames = reader.read_graph_op_creation_stack_trace(creation)
+        else:
+            _, frames = reader.read_execution_stack_trace(record.handle[0])
+    except Exception:
+        return "unknown source location"
+    user = [f for f in frames if not any(marker in f[0] for marker in LIBRARY_MARKERS)]
+    if not user:
+        return "unknown source location (only library frames)"
+    path, line, func = user[-1][:3]
+    try:
+        path = os.path.relpath(path)
+    except ValueError:
+        pass
+    return f"{path}:{line} (in {func})"
+
+
+def _max_abs_diff(a: Any, b: Any) -> tuple[Optional[float], str]:
+    import numpy as np
+
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return None, f"shapes differ: {a.shape} vs {b.shape}"
+    if a.dtype.kind in "fciub" and b.dtype.kind in "fciub":
+        diff = np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) - b.astype(np.float64))
+        return float(np.max(diff)) if diff.size else 0.0, ""
+    return None, "non-numeric values differ"
+
+
+# ---- comparing --------------------------------------------------------------------------------------
+def _raw_op_rules(kb: kb_module.KnowledgeBase, version: Any) -> dict[str, str]:
+    """TensorFlow op type -> rule code, from the knowledge base's raw-op lists."""
+    out: dict[str, str] = {}
+    for rule in kb.rules.values():
+        for op_type in rule.raw_ops:
+            out.setdefault(op_type, rule.code)
+    for op in kb.ops.values():
+        status = op.status_at(version)
+        if status is None:
+            continue
+        code = "DET201" if status.status == "determinism" else "DET202"
+        for op_type in op.raw_ops:
+            out.setdefault(op_type, code)
+    return out
+
+
+def _first_difference(a: list[Record], b: list[Record]) -> Optional[tuple[int, str]]:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if (x.op_type, x.op_name, x.slot) != (y.op_type, y.op_name, y.slot):
+            return i, f"the runs executed different ops here ({x.op_name} vs {y.op_name})"
+        if x.digest != y.digest:
+            return i, ""
+    if len(a) != len(b):
+        return min(len(a), len(b)), f"one run executed more ops ({len(a)} vs {len(b)})"
+    return None
+
+
+def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
+    """Compare run 1 with every other run; the earliest difference (by time) is reported."""
+    kb = kb_module.load()
+    version = tf_version() or kb_module.Version.parse("2.21")
+    raw = _raw_op_rules(kb, version)
+    report = DivergeReport(command="", runs=len(dumps))
+    opened = [read_records(d) for d in dumps]
+    try:
+        reader0, graph0, eager0 = opened[0]
+        best: Optional[tuple[float, Record, Record, Any, str]] = None
+        compared_ops, compared_values = len(graph0) + len(eager0), sum(r.values for r in graph0 + eager0)
+        for reader1, graph1, eager1 in opened[1:]:
+            for base, other in ((graph0, graph1), (eager0, eager1)):
+                found = _first_difference(base, other)
+                if found is None:
+                    continue
+                index, detail = found
+                record = base[min(index, len(base) - 1)] if base else other[index]
+                twin = other[index] if index < len(other) else record
+                if best is None or record.wall_time < best[0]:
+                    best = (record.wall_time, record, twin, reader1, detail)
+        if best is None:
+            report.ops_compared, report.values_compared = compared_ops, compared_values
+            return report
+        _, record, twin, reader1, detail = best
+        stream = graph0 if record.stream == "graph" else eager0
+        report.ops_compared = record.position
+        report.values_compared = sum(r.values for r in stream[: record.position])
+        diff: Optional[float] = None
+        if not detail:
+            diff, detail = _max_abs_diff(_value(reader0, record), _value(reader1, twin))
+        code = None
+        for candidate in [record, *reversed(stream[max(0, record.position - NEARBY): record.position])]:
+            code = raw.get(candidate.op_type)
+            if code:
+                if candidate is not record:
+                    detail = (detail + "; " if detail else "") + f"near {candidate.op_type} '{candidate.op_name}'"
+                break
+        rule = kb.rules.get(code) if code else None
+        fix = rule.fix_for(version) if rule else None
+        report.first = Divergence(
+            stream=record.stream, position=record.position, op_type=record.op_type, op_name=record.op_name,
+            location=_location(reader0, record), max_abs_diff=diff, detail=detail,
+            rule=code, rule_name=rule.name if rule else None,
+            fix=(fix.title.replace("{seed}", str(seed)) + f" (TF {version})") if fix else None)
+        return report
+    finally:
+        for reader, _, _ in opened:
+            try:
+                reader.close()
+            except Exception:
+                pass
+
+
+# ---- running --------------------------------------------------------------------------------------
+def _child_env(dump: str, seed: Optional[int], apply: bool, steps: Optional[int], seconds: Optional[float],
+               max_mb: float) -> dict[str, str]:
+    from .launcher import BOOT
+
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith(("DETLINT_DIVERGE", "DETLINT_APPLY")):
+            del env[key]
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([str(BOOT), package_root] + [p for p in env.get("PYTHONPATH", "").split(
+        os.pathsep) if p])
+    env[ENV_DUMP] = dump
+    env[ENV_MB] = str(max_mb)
+    if steps:
+        env[ENV_STEPS] = str(steps)
+    if seconds:
+        env[ENV_SECONDS] = str(seconds)
+    if seed is not None:
+        env[ENV_SEED] = str(seed)
+    if apply:
+        env["DETLINT_APPLY_SEED"] = str(seed if seed is not None else 42)
+        env["PYTHONHASHSEED"] = "0"
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    return env
+
+
+def _run_child(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Optional[float], max_mb: float,
+               report: DivergeReport) -> None:
+    hard_limit = (seconds or 600) + 120
+    proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    while proc.poll() is None:
+        time.sleep(0.2)
+        if time.monotonic() - start > hard_limit or dump_size_mb(dump) > 2 * max_mb:
+            proc.kill()
+            report.notes.append("a run was stopped at the time or disk limit; its record may be incomplete")
+            break
+    _, err = proc.communicate()
+    report.exit_codes.append(proc.returncode)
+    if proc.returncode not in (0, None) and err:
+        report.notes.append("run output ends with: " + err.strip().splitlines()[-1][:300])
+    report.dump_mb.append(dump_size_mb(dump))
+
+
+def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = None, apply: bool = False,
+                    max_steps: Optional[int] = 2, time_limit: Optional[float] = 300.0,
+                    max_dump_mb: float = 512.0) -> DivergeReport:
+    """Run ``cmd`` (``python train.py ...``) ``runs`` times and compare what its ops computed."""
+    if runs < 2:
+        raise ValueError("diverge needs at least two runs")
+    report = DivergeReport(command=" ".join(cmd), runs=runs)
+    with tempfile.TemporaryDirectory(prefix="detlint-diverge-") as tmp:  # removed even on failure
+        dumps = []
+        for i in range(runs):
+            dump = os.path.join(tmp, f"run{i + 1}")
+            dumps.append(dump)
+            _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb), dump, time_limit,
+                       max_dump_mb, report)
+        if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
+            report.notes.append("a run recorded nothing (did it import TensorFlow?)")
+            return report
+        compared = compare(dumps, seed if seed is not None else 42)
+        report.ops_compared, report.values_compared, report.first = (
+            compared.ops_compared, compared.values_compared, compared.first)
+    return report
+
+
+def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] = None,
+            inputs: Sequence[Any] = (), apply: bool = False, max_steps: Optional[int] = 2,
+            time_limit: Optional[float] = 300.0, max_dump_mb: float = 512.0) -> DivergeReport:
+    """Run ``step_fn(*inputs)`` in ``runs`` fresh processes and report the first op whose output
+    differs. ``step_fn`` must be importable by name (a module-level function)."""
+    with tempfile.TemporaryDirectory(prefix="detlint-step-") as tmp:
+        payload = os.path.join(tmp, "step.pickle")
+        with open(payload, "wb") as handle:
+            pickle.dump((step_fn, tuple(inputs)), handle)
+        module_dirs = [os.path.dirname(os.path.abspath(sys.modules[step_fn.__module__].__file__ or "."))] \
+            if getattr(sys.modules.get(step_fn.__module__), "__file__", None) else []
+        code = ("import pickle, sys; sys.path[:0] = %r; fn, args = pickle.load(open(%r, 'rb')); fn(*args)"
+                % (module_dirs, payload))
+        report = diverge_command([sys.executable, "-c", code], runs=runs, seed=seed, apply=apply,
+                                 max_steps=max_steps, time_limit=time_limit, max_dump_mb=max_dump_mb)
+        report.command = f"{step_fn.__module__}.{step_fn.__qualname__}"
+        return report
+
+
+def main(argv: Sequence[str]) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="detlint diverge",
+                                usage="detlint diverge [--runs N] [--seed N] [--apply] -- python train.py ARGS",
+                                description="Find the first op whose outputs differ between runs.")
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--seed", type=int, help="seed both runs alike, to look past missing seeds")
+    p.add_argument("--apply", action="store_true", help="run both under detlint.apply()")
+    p.add_argument("--max-steps", type=int, default=2, help="stop Keras training after N steps (default 2)")
+    p.add_argument("--time-limit", type=float, default=300.0, help="seconds per run (default 300)")
+    p.add_argument("--max-dump-mb", type=float, default=512.0, help="disk for each run's record (default 512)")
+    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = p.parse_args(list(argv))
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        p.error("give the program after --, e.g. detlint diverge -- python train.py")
+    report = diverge_command(command, runs=args.runs, seed=args.seed, apply=args.apply, max_steps=args.max_steps,
+                             time_limit=args.time_limit, max_dump_mb=args.max_dump_mb)
+    sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
+                     else str(report) + "\n")
+    return 1 if report.first is not None else 0

@@ -41,6 +41,7 @@ class Record:
     values: int
     wall_time: float
     handle: Any = field(repr=False, compare=False, default=None)
+    graph: str = ""  # the tf.function graph the op ran in ("" when eager)
 
 
 @dataclass
@@ -79,8 +80,8 @@ class DivergeReport:
         else:
             d = self.first
             name = f" '{d.op_name}'" if d.op_name and d.op_name != d.op_type else ""
-            lines.append(f"first difference at op output #{d.position + 1} of the {d.stream} trace: "
-                         f"{d.op_type}{name}")
+            where = "inside a tf.function graph" if d.stream == "graph" else "run eagerly"
+            lines.append(f"first difference: {d.op_type}{name} ({where})")
             lines.append(f"  created at {d.location}")
             if d.max_abs_diff is not None:
                 lines.append(f"  max |run 1 - run 2| = {d.max_abs_diff:.6g}")
@@ -107,6 +108,16 @@ def _digest(value: Any) -> tuple[str, int]:
     return hashlib.sha1(head + payload).hexdigest(), int(array.size)
 
 
+def _comparable(value: Any) -> bool:
+    """Numbers and strings; not resource or variant handles, whose ids differ in every run."""
+    import numpy as np
+
+    if value is None:
+        return False
+    array = np.asarray(value)
+    return array.dtype.kind in "fciubSU"
+
+
 def read_records(dump_root: str) -> tuple[Any, list[Record], list[Record]]:
     """The reader (kept open to re-read values) and the graph and eager records, in order."""
     from tensorflow.python.debug.lib import debug_events_reader  # type: ignore[import-not-found]
@@ -115,12 +126,21 @@ def read_records(dump_root: str) -> tuple[Any, list[Record], list[Record]]:
     reader.update()
     graph: list[Record] = []
     for trace in reader.graph_execution_traces(digest=False):
-        digest, size = _digest(reader.graph_execution_trace_to_tensor_value(trace))
+        value = reader.graph_execution_trace_to_tensor_value(trace)
+        if not _comparable(value):
+            continue
+        digest, size = _digest(value)
+        try:
+            graph_name = reader.graph_by_id(trace.graph_id).name or ""
+        except Exception:
+            graph_name = ""
         graph.append(Record("graph", len(graph), trace.op_type, trace.op_name, trace.output_slot, digest, size,
-                            trace.wall_time, trace))
+                            trace.wall_time, trace, graph_name))
     eager: list[Record] = []
     for execution in reader.executions(digest=False):
         for slot, value in enumerate(reader.execution_to_tensor_values(execution)):
+            if not _comparable(value):
+                continue
             digest, size = _digest(value)
             eager.append(Record("eager", len(eager), execution.op_type, execution.op_type, slot, digest, size,
                                 execution.wall_time, (execution, slot)))
@@ -168,6 +188,12 @@ def _max_abs_diff(a: Any, b: Any) -> tuple[Optional[float], str]:
 
 
 # ---- comparing --------------------------------------------------------------------------------------
+def _graph_rules(kb: kb_module.KnowledgeBase) -> list[tuple[str, str]]:
+    """(pattern, rule code): ops running in graphs named like this belong to a rule's area
+    (tf.data functions run in graphs named ``...Dataset_map_<fn>...``)."""
+    return [(pattern, rule.code) for rule in kb.rules.values() for pattern in rule.graph_patterns]
+
+
 def _raw_op_rules(kb: kb_module.KnowledgeBase, version: Any) -> dict[str, str]:
     """TensorFlow op type -> rule code, from the knowledge base's raw-op lists."""
     out: dict[str, str] = {}
@@ -184,15 +210,37 @@ def _raw_op_rules(kb: kb_module.KnowledgeBase, version: Any) -> dict[str, str]:
     return out
 
 
-def _first_difference(a: list[Record], b: list[Record]) -> Optional[tuple[int, str]]:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if (x.op_type, x.op_name, x.slot) != (y.op_type, y.op_name, y.slot):
-            return i, f"the runs executed different ops here ({x.op_name} vs {y.op_name})"
-        if x.digest != y.digest:
-            return i, ""
-    if len(a) != len(b):
-        return min(len(a), len(b)), f"one run executed more ops ({len(a)} vs {len(b)})"
-    return None
+def _key(record: Record) -> tuple[str, str, str, int]:
+    return record.stream, record.op_type, record.op_name, record.slot
+
+
+def _sequences(records: list[Record]) -> dict[tuple[str, str, str, int], list[Record]]:
+    """Records per op output, in time order. Graphs that run concurrently (tf.data functions
+    on their own threads) interleave differently from run to run; per-op sequences do not."""
+    out: dict[tuple[str, str, str, int], list[Record]] = {}
+    for record in records:
+        out.setdefault(_key(record), []).append(record)
+    return out
+
+
+def _first_difference(base: list[Record], other: list[Record]) -> Optional[tuple[Record, Record, str]]:
+    """The earliest output (by time in the first run) whose value, or count, differs."""
+    mine, theirs = _sequences(base), _sequences(other)
+    best: Optional[tuple[Record, Record, str]] = None
+    for key in set(mine) | set(theirs):
+        a, b = mine.get(key, []), theirs.get(key, [])
+        for i in range(max(len(a), len(b))):
+            if i >= len(a) or i >= len(b):
+                x = a[i] if i < len(a) else b[i]
+                candidate = (x, x, f"{key[2] or key[1]} ran {len(a)} times in one run and {len(b)} in the other")
+            elif a[i].digest != b[i].digest:
+                candidate = (a[i], b[i], "")
+            else:
+                continue
+            if best is None or candidate[0].wall_time < best[0].wall_time:
+                best = candidate
+            break
+    return best
 
 
 def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
@@ -204,39 +252,38 @@ def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
     opened = [read_records(d) for d in dumps]
     try:
         reader0, graph0, eager0 = opened[0]
-        best: Optional[tuple[float, Record, Record, Any, str]] = None
-        compared_ops, compared_values = len(graph0) + len(eager0), sum(r.values for r in graph0 + eager0)
+        timeline = sorted(graph0 + eager0, key=lambda r: r.wall_time)
+        best: Optional[tuple[Record, Record, Any, str]] = None
         for reader1, graph1, eager1 in opened[1:]:
-            for base, other in ((graph0, graph1), (eager0, eager1)):
-                found = _first_difference(base, other)
-                if found is None:
-                    continue
-                index, detail = found
-                record = base[min(index, len(base) - 1)] if base else other[index]
-                twin = other[index] if index < len(other) else record
-                if best is None or record.wall_time < best[0]:
-                    best = (record.wall_time, record, twin, reader1, detail)
+            found = _first_difference(graph0 + eager0, graph1 + eager1)
+            if found is not None and (best is None or found[0].wall_time < best[0].wall_time):
+                best = (found[0], found[1], reader1, found[2])
         if best is None:
-            report.ops_compared, report.values_compared = compared_ops, compared_values
+            report.ops_compared, report.values_compared = len(timeline), sum(r.values for r in timeline)
             return report
-        _, record, twin, reader1, detail = best
-        stream = graph0 if record.stream == "graph" else eager0
-        report.ops_compared = record.position
-        report.values_compared = sum(r.values for r in stream[: record.position])
+        record, twin, reader1, detail = best
+        earlier = [r for r in timeline if r.wall_time < record.wall_time]
+        report.ops_compared, report.values_compared = len(earlier), sum(r.values for r in earlier)
         diff: Optional[float] = None
         if not detail:
             diff, detail = _max_abs_diff(_value(reader0, record), _value(reader1, twin))
         code = None
-        for candidate in [record, *reversed(stream[max(0, record.position - NEARBY): record.position])]:
+        for candidate in [record, *reversed(earlier[-NEARBY:])]:
             code = raw.get(candidate.op_type)
             if code:
                 if candidate is not record:
                     detail = (detail + "; " if detail else "") + f"near {candidate.op_type} '{candidate.op_name}'"
                 break
+        if code is None or code == "DET101":
+            for pattern, graph_code in _graph_rules(kb):
+                if pattern in record.graph:
+                    detail = (detail + "; " if detail else "") + f"in the input pipeline function {record.graph}"
+                    code = code or graph_code
+                    break
         rule = kb.rules.get(code) if code else None
         fix = rule.fix_for(version) if rule else None
         report.first = Divergence(
-            stream=record.stream, position=record.position, op_type=record.op_type, op_name=record.op_name,
+            stream=record.stream, position=len(earlier), op_type=record.op_type, op_name=record.op_name,
             location=_location(reader0, record), max_abs_diff=diff, detail=detail,
             rule=code, rule_name=rule.name if rule else None,
             fix=(fix.title.replace("{seed}", str(seed)) + f" (TF {version})") if fix else None)

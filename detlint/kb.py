@@ -27,7 +27,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
                "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
-             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops"}
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns"}
 
 
 class KnowledgeBaseError(Exception):
@@ -142,6 +142,7 @@ class Rule:
     unless_present: tuple[str, ...] = ()  # groups whose presence (file or program) turns the rule off
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
+    graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
 
     def fix_for(self, version: Version) -> Optional[Fix]:
         for fix in self.fixes:
@@ -385,7 +386,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
             unless_present=tuple(spec.get("unless-present", ())),
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
-            raw_ops=tuple(spec.get("raw-ops", ())),
+            raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import time
 from pathlib import Path
 from types import ModuleType
@@ -62,10 +63,29 @@ def start() -> None:
     if os.environ.get(ENV_SEED):
         _seed(int(os.environ[ENV_SEED]))
 
+    state = {"failed": False, "limited": False}
+    previous_hook = sys.excepthook
+
+    def excepthook(*exc_info: Any) -> None:
+        state["failed"] = True
+        previous_hook(*exc_info)
+
+    sys.excepthook = excepthook
+
     def on_tensorflow(tf: ModuleType) -> None:
         tf.debugging.experimental.enable_dump_debug_info(root, tensor_debug_mode="FULL_TENSOR",
                                                          circular_buffer_size=-1)
-        atexit.register(tf.debugging.experimental.disable_dump_debug_info)
+
+        def finish() -> None:
+            tf.debugging.experimental.disable_dump_debug_info()  # flushes the record
+            if state["limited"]:
+                # training was cut short with input-pipeline threads still busy (py_function
+                # elements in flight can deadlock interpreter shutdown): leave now
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(1 if state["failed"] else 0)
+
+        atexit.register(finish)
 
     def on_keras(keras: ModuleType) -> None:
         model = getattr(keras, "Model", None)
@@ -86,6 +106,7 @@ def start() -> None:
                 over_disk = budget is not None and dump_size_mb(root) > budget
                 if over_steps or over_time or over_disk:
                     self.model.stop_training = True
+                    state["limited"] = True
 
         def limited_fit(self: Any, *args: Any, **kwargs: Any) -> Any:
             callbacks = list(kwargs.pop("callbacks", None) or [])

@@ -68,13 +68,16 @@ class DivergeReport:
     exit_codes: list[int] = field(default_factory=list)
     dump_mb: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    compared: bool = False  # False when a run recorded nothing, so there was nothing to compare
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
         lines = [f"detlint diverge: {self.runs} runs of {self.command}"]
-        if self.first is None:
+        if not self.compared:
+            lines.append("nothing to compare: a run recorded no TensorFlow ops")
+        elif self.first is None:
             lines.append(f"no difference: {self.ops_compared} op outputs ({self.values_compared} values) "
                          f"were identical in every run")
         else:
@@ -223,12 +226,20 @@ def _sequences(records: list[Record]) -> dict[tuple[str, str, str, int], list[Re
     return out
 
 
-def _first_difference(base: list[Record], other: list[Record]) -> Optional[tuple[Record, Record, str]]:
-    """The earliest output (by time in the first run) whose value, or count, differs."""
+def _first_difference(base: list[Record], other: list[Record], unordered: Sequence[str] = ()
+                      ) -> Optional[tuple[Record, Record, str]]:
+    """The earliest output (by time in the first run) whose value, or count, differs.
+
+    Ops in graphs matching ``unordered`` (tf.data functions) are left out: they run on several
+    threads, and how far ahead they work depends on prefetching, even when the pipeline's output
+    is fixed. A reordered or changed pipeline shows where its output is consumed (IteratorGetNext)."""
     mine, theirs = _sequences(base), _sequences(other)
     best: Optional[tuple[Record, Record, str]] = None
     for key in set(mine) | set(theirs):
         a, b = mine.get(key, []), theirs.get(key, [])
+        sample = (a or b)[0]
+        if any(pattern in sample.graph for pattern in unordered):
+            continue
         for i in range(max(len(a), len(b))):
             if i >= len(a) or i >= len(b):
                 x = a[i] if i < len(a) else b[i]
@@ -252,10 +263,12 @@ def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
     opened = [read_records(d) for d in dumps]
     try:
         reader0, graph0, eager0 = opened[0]
-        timeline = sorted(graph0 + eager0, key=lambda r: r.wall_time)
+        unordered = [p for p, _ in _graph_rules(kb)]
+        timeline = sorted((r for r in graph0 + eager0 if not any(p in r.graph for p in unordered)),
+                          key=lambda r: r.wall_time)
         best: Optional[tuple[Record, Record, Any, str]] = None
         for reader1, graph1, eager1 in opened[1:]:
-            found = _first_difference(graph0 + eager0, graph1 + eager1)
+            found = _first_difference(graph0 + eager0, graph1 + eager1, unordered)
             if found is not None and (best is None or found[0].wall_time < best[0].wall_time):
                 best = (found[0], found[1], reader1, found[2])
         if best is None:
@@ -265,8 +278,10 @@ def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
         earlier = [r for r in timeline if r.wall_time < record.wall_time]
         report.ops_compared, report.values_compared = len(earlier), sum(r.values for r in earlier)
         diff: Optional[float] = None
-        if not detail:
+        if not detail and twin is not record:
             diff, detail = _max_abs_diff(_value(reader0, record), _value(reader1, twin))
+        elif not detail:
+            detail = "this output value never occurred in the other run"
         code = None
         for candidate in [record, *reversed(earlier[-NEARBY:])]:
             code = raw.get(candidate.op_type)
@@ -356,11 +371,12 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
             _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb), dump, time_limit,
                        max_dump_mb, report)
         if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
-            report.notes.append("a run recorded nothing (did it import TensorFlow?)")
+            report.notes.append("is TensorFlow installed for that interpreter, and does the program import it?")
             return report
         compared = compare(dumps, seed if seed is not None else 42)
         report.ops_compared, report.values_compared, report.first = (
             compared.ops_compared, compared.values_compared, compared.first)
+        report.compared = True
     return report
 
 
@@ -405,4 +421,6 @@ def main(argv: Sequence[str]) -> int:
                              time_limit=args.time_limit, max_dump_mb=args.max_dump_mb)
     sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
                      else str(report) + "\n")
+    if not report.compared:
+        return 2
     return 1 if report.first is not None else 0

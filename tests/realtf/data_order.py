@@ -9,7 +9,7 @@ x = np.arange(32 * 2, dtype="float32").reshape(32, 2)
 
 
 def jitter(i):
-    time.sleep(random.random() * 0.004)
+    time.sleep(random.SystemRandom().random() * 0.004)  # timing noise no seed can fix
     return i
 
 
@@ -19,7 +19,8 @@ def load(i):
     return tf.gather(x, j), tf.reduce_sum(tf.gather(x, j), keepdims=True)
 
 
-ds = tf.data.Dataset.range(32).map(load, num_parallel_calls=8, deterministic=False).batch(8)
+# (prefetch keeps tf.data from fusing map and batch, which would restore the order)
+ds = tf.data.Dataset.range(32).map(load, num_parallel_calls=8, deterministic=False).prefetch(2).batch(8)
 model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
 model.compile(optimizer="sgd", loss="mse")
 model.fit(ds, epochs=1, verbose=0)

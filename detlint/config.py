@@ -137,8 +137,8 @@ def parse_version_option(text: str, where: str) -> Version:
         raise ConfigError(f"{where}: {text!r} is not a TensorFlow version such as 2.15") from None
 
 
-def pinned_tf_version(root: Path) -> Optional[tuple[Version, str]]:
-    """The TensorFlow version the project's dependency pins allow (the oldest allowed)."""
+def _dependency_lines(root: Path) -> list[tuple[str, str]]:
+    """(requirement line, file it came from) from pyproject.toml, requirements*.txt, setup.cfg."""
     found: list[tuple[str, str]] = []
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
@@ -168,7 +168,15 @@ def pinned_tf_version(root: Path) -> Optional[tuple[Version, str]]:
         except OSError:
             text = ""
         found.extend((line, "setup.cfg") for line in text.splitlines())
-    for line, where in found:
+    return found
+
+
+_KERAS_REQ_RE = re.compile(r"^\s*(keras)\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
+
+
+def pinned_tf_version(root: Path) -> Optional[tuple[Version, str]]:
+    """The TensorFlow version the project's dependency pins allow (the oldest allowed)."""
+    for line, where in _dependency_lines(root):
         match = _REQ_RE.match(line)
         if not match or not match.group(3).strip():
             continue
@@ -176,6 +184,20 @@ def pinned_tf_version(root: Path) -> Optional[tuple[Version, str]]:
         version = lowest_allowed(spec)
         if version is not None:
             return version, f"{where} pins {match.group(1)}{spec}"
+    return None
+
+
+def pinned_keras_major(root: Path) -> Optional[tuple[int, str]]:
+    """Keras 3 when the project pins standalone keras >= 3 (it then runs on any TF >= 2.15)."""
+    for line, where in _dependency_lines(root):
+        match = _KERAS_REQ_RE.match(line)
+        if not match or not match.group(3).strip():
+            continue
+        spec = match.group(3).strip()
+        numbers = re.findall(r"(>=|==|~=|>)\s*(\d+)", spec)
+        if numbers:
+            major = int(numbers[0][1])
+            return (3 if major >= 3 else 2), f"{where} pins keras{spec}"
     return None
 
 
@@ -218,7 +240,10 @@ def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
         if found:
             settings.tf_version, settings.tf_version_source = found
     if "keras-version" not in (settings.keras_source or "") and not settings.keras_source.endswith("keras-version"):
-        if settings.tf_version < Version(2, 16):
+        pinned_keras = pinned_keras_major(root)
+        if pinned_keras is not None:
+            settings.keras_major, settings.keras_source = pinned_keras
+        elif settings.tf_version < Version(2, 16):
             settings.keras_major, settings.keras_source = 2, f"tf.keras is Keras 2 in TensorFlow {settings.tf_version}"
         else:
             settings.keras_major, settings.keras_source = 3, f"tf.keras is Keras 3 in TensorFlow {settings.tf_version}"

@@ -172,6 +172,9 @@ def test_show_settings_reports_version_source(project: Path) -> None:
         "2.6", "pyproject.toml [tool.detlint] tensorflow-version")
     settings = json.loads(detlint(".", "--show-settings", "--tf-version", "1.15", cwd=project).stdout)
     assert (settings["tensorflow-version"], settings["tensorflow-version-source"]) == ("1.15", "--tf-version")
+    (project / "requirements.txt").write_text("tensorflow==2.15.1\nkeras>=3.0\n")
+    settings = json.loads(detlint(".", "--show-settings", "--isolated", cwd=project).stdout)
+    assert (settings["keras-version"], settings["keras-version-source"]) == (3, "requirements.txt pins keras>=3.0")
 
 
 def test_version_flag_and_module_entry(project: Path) -> None:

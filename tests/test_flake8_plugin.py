@@ -63,3 +63,12 @@ def test_flake8_owns_noqa() -> None:
 def test_flake8_plugin_is_registered_under_det() -> None:
     proc = subprocess.run([sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True)
     assert "detlint" in proc.stdout
+
+
+def test_detlint_options_from_flake8_config(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[flake8]\nselect = DET\ndetlint-tf-version = 2.4\n")
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(2, 3)])\n"
+                                       "model.fit(x, y)\n")
+    proc = subprocess.run([sys.executable, "-m", "flake8", "train.py"], cwd=tmp_path, capture_output=True, text=True)
+    det201 = [line for line in proc.stdout.splitlines() if "DET201" in line]
+    assert det201 and "TF 2.4" in det201[0] and "TF_DETERMINISTIC_OPS" in det201[0]

@@ -6,7 +6,9 @@ walk. The result, ``FileFacts``, does not depend on the target version, so it ca
 """
 from __future__ import annotations
 
+import builtins
 import re
+import sys
 from typing import Any, Optional, Union
 
 import libcst as cst
@@ -25,6 +27,9 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
                   "tensorflow.python.keras": "tf.keras", "tensorflow.compat.v1.keras": "tf.keras"}
 
 Node = Union[cst.CSTNode]
+BUILTIN_NAMES = frozenset(dir(builtins))
+EXTERNAL_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy", "pandas", "scipy", "sklearn",
+                                                                        "matplotlib", "absl", "torch", "jax"}
 LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
 
@@ -62,6 +67,7 @@ class Collector(cst.CSTVisitor):
         self.version_guards = 0
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
+        self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
 
     # ---- names -------------------------------------------------------------------------------
     def qualify(self, name: Optional[str]) -> Optional[str]:
@@ -342,9 +348,10 @@ class Collector(cst.CSTVisitor):
                             continue
                         detail = found
                     self.hit(owner, i, name or method, node, detail)
-        # the call graph: which project functions may run here
+        # the call graph: which project functions may run here (calls into frameworks, the
+        # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
-        if name:
+        if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
         if self.runs_its_arguments(qual, node):
             for arg in node.args:
@@ -352,6 +359,12 @@ class Collector(cst.CSTVisitor):
                     ref = dotted(arg.value)
                     if ref:
                         self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+
+    def external(self, qual: Optional[str], name: str) -> bool:
+        if qual is None:
+            return "." not in name and name in BUILTIN_NAMES and name not in self.facts.functions
+        top = qual.split(".")[0]
+        return top in EXTERNAL_MODULES or top in self.framework_tops
 
     def runs_its_arguments(self, qual: Optional[str], node: cst.Call) -> bool:
         """app.run(main), Thread(target=f), ds.map(f): calls that run a function they are given."""

@@ -22,7 +22,6 @@ import argparse
 import importlib.util
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
@@ -66,16 +65,22 @@ def build_corpus(root: Path, size: str, copies: int = 1) -> tuple[Path, int, int
     return corpus, files, lines
 
 
+# Runs a command and prints the peak RSS of its process tree: RUSAGE_CHILDREN of a fresh process
+# covers only that command (in this script's own process it would keep the maximum of every run).
+PEAK = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL); "
+        "sys.stderr.write('PEAK %d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)")
+
+
 def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
     """Wall time and the peak RSS (MB) of the largest process this command ran."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run([sys.executable, "-c", PEAK, *cmd], cwd=cwd, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, max(peak, before) // 1024
+    peak = next((int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("PEAK ")), 0)
+    return elapsed, peak // 1024
 
 
 def median_of(repeat: int, cmd: list[str], cwd: Path, prepare: object = None) -> tuple[float, int]:

@@ -28,6 +28,8 @@ class Evaluator:
         self.kb = kb
         self.settings = settings
         self.version = settings.tf_version
+        # rules that report only the ops that name them (reported-by), not every op of a status
+        self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
 
     # ---- helpers -------------------------------------------------------------------------------
     def fix_text(self, rule: Rule) -> str:
@@ -112,6 +114,10 @@ class Evaluator:
                 if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and trains is False):
                     continue
                 for rule in op_rules:
+                    if op.reported_by is not None and rule.code != op.reported_by:
+                        continue
+                    if op.reported_by is None and rule.code in self.dedicated_rules:
+                        continue
                     if status.status in rule.ops_status and rule.versions.contains(self.version) \
                             and not _switched_off(rule, present):
                         note = render(status.note or rule.status_text.get(status.status, ""), version=self.version)

@@ -103,6 +103,7 @@ class Op:
     references: list[dict[str, str]]
     rewrite: Optional[dict[str, Any]] = None  # a call rewrite some fixes apply (bias_add -> x + b)
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types of this source (for detlint diverge)
+    reported_by: Optional[str] = None  # a rule of its own instead of DET201/DET202
 
     def status_at(self, version: Version) -> Optional[StatusRange]:
         for entry in self.status:
@@ -313,7 +314,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
         where = f"op #{i} {spec.get('id', '?') if isinstance(spec, dict) else ''}".strip()
         reader.expect(isinstance(spec, dict), where, "expected a mapping")
         unknown_op = set(spec) - {"id", "title", "phase", "matchers", "status", "workaround", "references",
-                                  "rewrite", "raw-ops"}
+                                  "rewrite", "raw-ops", "reported-by"}
         reader.expect(not unknown_op, where, f"unknown field(s) {sorted(unknown_op)}")
         for key in ("id", "title", "phase", "matchers", "status", "workaround"):
             reader.expect(key in spec, where, f"missing field {key!r}")
@@ -331,6 +332,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
             workaround=str(spec["workaround"]).strip(),
             references=reader.references(spec.get("references", []), f"{where}.references"),
             rewrite=spec.get("rewrite"), raw_ops=tuple(spec.get("raw-ops", ())),
+            reported_by=spec.get("reported-by"),
         )
 
     for i, spec in enumerate(data.get("rules") or []):

@@ -104,7 +104,7 @@ class Notebook:
                 continue
             magic_indent = indent
             if whole_cell_magic and (number == 0 or not keep_body):
-                out.append(self._magic(indent, line))
+                out.append(self._magic("", line))  # %%bash, %%writefile: not Python at all
             elif depth > 0 or continued:
                 out.append(line)
                 depth = max(depth + _bracket_balance(line), 0)

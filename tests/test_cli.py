@@ -204,3 +204,9 @@ def test_fixtures_folder_runs_without_crash() -> None:
     result = detlint(str(FIXTURES), "--isolated", cwd=ROOT)
     assert result.returncode == 1
     assert "DET000" not in result.stdout and "Traceback" not in result.stderr
+
+
+def test_opt_in_rules_need_selecting(project: Path) -> None:
+    (project / "rnn.py").write_text("import tensorflow as tf\nlayer = tf.keras.layers.LSTM(4)\nmodel.fit(x, y)\n")
+    assert "DET208" not in detlint("rnn.py", cwd=project).stdout
+    assert "DET208" in detlint("rnn.py", "--extend-select", "DET208", cwd=project).stdout

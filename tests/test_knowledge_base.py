@@ -24,16 +24,17 @@ def example_cases():
                 yield pytest.param(rule.code, kind, example, id=f"{rule.code}-{kind}-{i}")
 
 
-def lint_snippet(tmp_path: Path, code: str, version: str):
+def lint_snippet(tmp_path: Path, code: str, version: str, rule: str = ""):
+    """Lint a rule's example with that rule selected (opt-in rules included)."""
     path = tmp_path / "example.py"
     path.write_text(textwrap.dedent(code))
-    return make_linter(version, root=tmp_path).run([path]).diagnostics
+    return make_linter(version, root=tmp_path, **{"extend-select": [rule] if rule else None}).run([path]).diagnostics
 
 
 @pytest.mark.parametrize("code, kind, example", list(example_cases()))
 def test_rule_examples(tmp_path: Path, code: str, kind: str, example: dict) -> None:
     version = str(example.get("tf-version", "2.21"))
-    found = [d.code for d in lint_snippet(tmp_path, example["code"], version)]
+    found = [d.code for d in lint_snippet(tmp_path, example["code"], version, code)]
     if kind == "invalid":
         assert code in found, f"{code} invalid example not flagged on TF {version}"
     else:
@@ -47,7 +48,7 @@ def test_every_version_gets_a_message_and_fix_for_that_version(tmp_path: Path, c
     example = rule.examples["invalid"][0]
     for version in VERSIONS:
         fix = rule.fix_for(Version.parse(version))
-        diags = [d for d in lint_snippet(tmp_path, example["code"], version) if d.code == code]
+        diags = [d for d in lint_snippet(tmp_path, example["code"], version, code) if d.code == code]
         if fix is None or not diags:
             continue
         for diag in diags:

@@ -15,6 +15,26 @@ HEADER_RE = re.compile(r"#\s*fixture:\s*tf-version=(?P<version>[\d.]+)")
 DEFAULT_VERSION = "2.21"
 
 
+# A tf.data pipeline whose parallel map returns elements in completion order; {before} runs before
+# TensorFlow is imported, {after} right after it; every pass prints the order it saw.
+REORDERING_PIPELINE = """
+import random, time
+{before}
+import tensorflow as tf
+{after}
+def jitter(i):
+    time.sleep(random.random() * 0.004)
+    return i
+def f(i):
+    out = tf.py_function(jitter, [i], tf.int64)
+    out.set_shape(())
+    return out
+ds = tf.data.Dataset.range({n}).map(f, num_parallel_calls=8, deterministic=False)
+for _ in range({passes}):
+    print("ORDER", ",".join(str(int(x)) for x in ds))
+"""
+
+
 def fixture_version(paths: Iterable[Path]) -> str:
     for path in paths:
         match = HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])

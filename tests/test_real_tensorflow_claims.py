@@ -14,6 +14,7 @@ from importlib import metadata
 
 import pytest
 
+from conftest import REORDERING_PIPELINE
 from detlint import kb as kb_module
 from detlint.versions import Version
 
@@ -95,25 +96,11 @@ def test_invalid_env_value_aborts_the_process() -> None:
     assert "TF_DETERMINISTIC_OPS" in proc.stderr
 
 
-PIPELINE = """
-    import random, time
-    import tensorflow as tf
-    {setup}
-    def jitter(i):
-        time.sleep(random.random() * 0.004)
-        return i
-    def f(i):
-        out = tf.py_function(jitter, [i], tf.int64)
-        out.set_shape(())
-        return out
-    ds = tf.data.Dataset.range(48).map(f, num_parallel_calls=8, deterministic=False)
-    for _ in range(3):
-        print("ORDER", ",".join(str(int(x)) for x in ds))
-"""
+
 
 
 def orders(setup: str) -> list[list[int]]:
-    proc = run_tf(PIPELINE.format(setup=setup))
+    proc = run_tf(REORDERING_PIPELINE.format(before="", after=setup, n=48, passes=3))
     return [[int(x) for x in line.split()[1].split(",")] for line in proc.stdout.splitlines()
             if line.startswith("ORDER")]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import REORDERING_PIPELINE, ROOT
 from detlint import kb as kb_module
 from detlint import runtime
 from detlint.versions import Version
@@ -60,30 +60,18 @@ def test_cnn_weights_differ_without_detlint_and_match_with_apply_or_run(tmp_path
     assert len(launched) == 1
 
 
-PIPELINE = """
-    import random, time
-    {hook}
-    import tensorflow as tf
-    def jitter(i):
-        time.sleep(random.random() * 0.004)
-        return i
-    def f(i):
-        out = tf.py_function(jitter, [i], tf.int64)
-        out.set_shape(())
-        return out
-    ds = tf.data.Dataset.range(40).map(f, num_parallel_calls=8, deterministic=False)
-    print("ORDER", ",".join(str(int(x)) for x in ds))
-"""
+
 
 
 def test_tf_data_order_fixed_under_apply(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
     plain = tmp_path / "p.py"
-    plain.write_text(textwrap.dedent(PIPELINE.format(hook="")))
+    plain.write_text(REORDERING_PIPELINE.format(before="", after="", n=40, passes=1))
     orders = {run_python([sys.executable, str(plain)], tmp_path).stdout for _ in range(3)}
     assert len(orders) > 1, "deterministic=False gave the same order three times"
     fixed = tmp_path / "f.py"
-    fixed.write_text(textwrap.dedent(PIPELINE.format(hook="import detlint; detlint.apply(seed=3)")))
+    fixed.write_text(REORDERING_PIPELINE.format(before="import detlint; detlint.apply(seed=3)", after="", n=40,
+                                                passes=1))
     orders = {run_python([sys.executable, str(fixed)], tmp_path).stdout for _ in range(3)}
     assert orders == {"ORDER " + ",".join(map(str, range(40))) + "\n"}
 

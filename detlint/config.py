@@ -36,6 +36,7 @@ class Settings:
     keras_source: str = "TensorFlow >= 2.16 ships Keras 3"
     seed: int = DEFAULT_SEED
     select: list[str] = field(default_factory=lambda: ["DET"])
+    select_explicit: bool = False  # the user chose `select` (the default does not turn on opt-in rules)
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
@@ -127,6 +128,8 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str) -> None:
                 value[pattern] = codes
         if key == "extend-ignore":
             value = settings.ignore + value
+        if key == "select":
+            settings.select_explicit = True
         setattr(settings, attr, value)
 
 

@@ -90,13 +90,14 @@ def facts_for_file(kb: KnowledgeBase, path: Path) -> tuple[FileFacts, Optional[N
 
 
 def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:
-    """ruff/flake8 selection: the longest matching prefix decides; ignore wins a tie."""
-    best_select = max((len(p) for p in settings.select + settings.extend_select
-                       if p == "ALL" or code.startswith(p)), default=-1)
+    """ruff/flake8 selection: the longest matching prefix decides; ignore wins a tie. Opt-in
+    rules need a selection the user made (``--select DET``, ``extend-select = ["DET208"]``),
+    as flake8 treats its default-ignored codes."""
+    chosen = settings.select + settings.extend_select if default_enabled or settings.select_explicit \
+        else settings.extend_select
+    best_select = max((len(p) for p in chosen if p == "ALL" or code.startswith(p)), default=-1)
     best_ignore = max((len(p) for p in settings.ignore if p == "ALL" or code.startswith(p)), default=-1)
-    if best_select < 0 or best_ignore >= best_select:
-        return False
-    return default_enabled or best_select >= 4
+    return best_select >= 0 and best_ignore < best_select
 
 
 @dataclass

@@ -24,6 +24,14 @@ class Plugin:
 
     @classmethod
     def add_options(cls, manager: Any) -> None:
+        from .kb import KnowledgeBaseError, load
+
+        try:  # opt-in rules stay off unless selected by their own code, as bugbear's B9xx do
+            opt_in = [code for code, rule in load().rules.items() if not rule.default_enabled]
+        except KnowledgeBaseError:
+            opt_in = []
+        if opt_in and hasattr(manager, "extend_default_ignore"):
+            manager.extend_default_ignore(opt_in)
         add = manager.add_option
         add("--detlint-tf-version", parse_from_config=True, default=None,
             help="detlint: target TensorFlow version (default: pyproject [tool.detlint], pins, installed)")

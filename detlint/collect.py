@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import names
 from .conditions import MISSING, check, check_kwargs, dotted, literal
-from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref
+from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
 from .kb import KnowledgeBase
 
@@ -448,7 +448,7 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
 def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
     """Python's own wording and position where it has one (users know those), else libcst's."""
     try:
-        compile(source, path, "exec", dont_inherit=True)
+        quiet_compile(source, path)
     except SyntaxError as err:
         return f"syntax error: {err.msg}", err.lineno or 1, max((err.offset or 1) - 1, 0)
     except (ValueError, RecursionError, MemoryError):

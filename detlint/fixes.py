@@ -14,7 +14,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .ftypes import Diagnostic
+from .ftypes import Diagnostic, quiet_compile
 
 DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np", "keras": "keras", "os": "os", "random": "random"}
 EQUIVALENT_MODULES = {"keras": ("keras", "tensorflow.keras")}
@@ -448,7 +448,7 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None) -> 
         raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc
     try:
         cst.parse_module(text)
-        compile(text, "<fixed>", "exec", dont_inherit=True)
+        quiet_compile(text, "<fixed>")
     except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
         raise FixError(f"the fixed file would not parse ({exc}); left unchanged") from exc
     return text, transformer.done

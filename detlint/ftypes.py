@@ -9,6 +9,15 @@ from typing import Any, Optional
 SLOTS: dict[str, Any] = {"slots": True} if sys.version_info >= (3, 10) else {}
 
 
+def quiet_compile(source: str, filename: str) -> None:
+    """compile() to check syntax, without printing the user's SyntaxWarnings ("is" with a literal)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(source, filename, "exec", dont_inherit=True)
+
+
 class Unknown:
     """A value the linter cannot know statically (a variable, a call result)."""
 

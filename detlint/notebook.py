@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .ftypes import quiet_compile
+
 BOUNDARY = "# __detlint_cell_{index}__"
 BOUNDARY_RE = re.compile(r"^# __detlint_cell_(\d+)__$")
 MAGIC_MARK = "__detlint_magic_{n}__"
@@ -76,7 +78,7 @@ class Notebook:
             lines = [line[common:] if line[:common].isspace() else line.lstrip() for line in lines]
             self.dedent[index] = common
         try:
-            compile("\n".join(lines) + "\n", f"<cell {index + 1}>", "exec", dont_inherit=True)
+            quiet_compile("\n".join(lines) + "\n", f"<cell {index + 1}>")
         except SyntaxError as exc:
             self.cell_errors.append((index, exc.lineno or 1, exc.msg))
             return ["# __detlint_unparsable_cell__"] * len(lines)

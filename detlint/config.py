@@ -5,7 +5,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .versions import NEWEST_KNOWN, Version, lowest_allowed
 
@@ -177,30 +177,29 @@ def _dependency_lines(root: Path) -> list[tuple[str, str]]:
 _KERAS_REQ_RE = re.compile(r"^\s*(keras)\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
 
 
+def _pins(root: Path, pattern: "re.Pattern[str]") -> Iterator[tuple[str, str, str]]:
+    """(package, version specifier, where) for each non-empty pin of ``pattern``'s package."""
+    for line, where in _dependency_lines(root):
+        match = pattern.match(line)
+        if match and match.group(3).strip():
+            yield match.group(1), match.group(3).strip(), where
+
+
 def pinned_tf_version(root: Path) -> Optional[tuple[Version, str]]:
     """The TensorFlow version the project's dependency pins allow (the oldest allowed)."""
-    for line, where in _dependency_lines(root):
-        match = _REQ_RE.match(line)
-        if not match or not match.group(3).strip():
-            continue
-        spec = match.group(3).strip()
+    for package, spec, where in _pins(root, _REQ_RE):
         version = lowest_allowed(spec)
         if version is not None:
-            return version, f"{where} pins {match.group(1)}{spec}"
+            return version, f"{where} pins {package}{spec}"
     return None
 
 
 def pinned_keras_major(root: Path) -> Optional[tuple[int, str]]:
     """Keras 3 when the project pins standalone keras >= 3 (it then runs on any TF >= 2.15)."""
-    for line, where in _dependency_lines(root):
-        match = _KERAS_REQ_RE.match(line)
-        if not match or not match.group(3).strip():
-            continue
-        spec = match.group(3).strip()
+    for _, spec, where in _pins(root, _KERAS_REQ_RE):
         numbers = re.findall(r"(>=|==|~=|>)\s*(\d+)", spec)
         if numbers:
-            major = int(numbers[0][1])
-            return (3 if major >= 3 else 2), f"{where} pins keras{spec}"
+            return (3 if int(numbers[0][1]) >= 3 else 2), f"{where} pins keras{spec}"
     return None
 
 

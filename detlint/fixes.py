@@ -94,14 +94,20 @@ class _Apply(cst.CSTTransformer):
         self.plan = plan
         self.module = module
         self.done: set[Any] = set()
-        self.drop: set[int] = set()
+        # statement lines emptied by removals, dropped by their enclosing block. The nodes are kept
+        # alive here: keyed by bare id(), a freed node's address could be reused by a later node
+        # that would then be dropped too.
+        self.drop: dict[int, cst.SimpleStatementLine] = {}
+
+    def _dropped(self, stmt: cst.CSTNode) -> bool:
+        return self.drop.get(id(stmt)) is stmt
 
     def _without_dropped(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """Drop removed lines; their leading comments and blank lines move to the next statement."""
         out: list[cst.BaseStatement] = []
         carry: list[cst.EmptyLine] = []
         for stmt in body:
-            if id(stmt) in self.drop:
+            if self._dropped(stmt):
                 carry.extend(stmt.leading_lines)
                 continue
             if carry:
@@ -137,7 +143,7 @@ class _Apply(cst.CSTTransformer):
         if len(keep) == len(updated.body):
             return updated
         if not keep:
-            self.drop.add(id(updated))  # removed by the enclosing block, keeping its comments
+            self.drop[id(updated)] = updated  # removed by the enclosing block, keeping its comments
             return updated
         last = keep[-1]
         keep[-1] = last.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)

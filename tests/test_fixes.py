@@ -11,6 +11,7 @@ import libcst as cst
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_units, fixture_version, make_linter
+from kept import lost_statements, touched_lines
 from detlint import autofix, cli
 from detlint.fixes import FixPlan, is_applicable
 
@@ -138,14 +139,17 @@ def copy_tree(tmp_path: Path) -> tuple[Path, list[tuple[list[Path], str]]]:
 
 
 def test_fix_everything_property(tmp_path: Path) -> None:
-    """After --fix --unsafe-fixes every file parses, a second run changes nothing, and nothing
-    fixable is left."""
+    """After --fix --unsafe-fixes every file parses, every statement no fix names is still there
+    byte for byte, a second run changes nothing, and nothing fixable is left."""
     _, units = copy_tree(tmp_path)
     fixed_files = 0
     for files, version in units:
         linter = make_linter(version, root=tmp_path)
         results = autofix.fix_files(linter, files, unsafe=True, write=True)
         assert all(r.error is None for r in results), [r.error for r in results]
+        for result in results:
+            lost = lost_statements(result.original, result.fixed, touched_lines(result))
+            assert not lost, f"{result.path} lost {lost}"
         fixed_files += sum(r.changed for r in results)
         for path in files:
             cst.parse_module(path.read_text(encoding="utf-8", errors="surrogateescape"))
@@ -154,3 +158,17 @@ def test_fix_everything_property(tmp_path: Path) -> None:
         left = [d for d in make_linter(version, root=tmp_path).run(files).diagnostics if is_applicable(d, True)]
         assert not left, [(d.path, d.line, d.code) for d in left]
     assert fixed_files >= 20
+
+
+def test_removal_never_takes_an_unrelated_statement(tmp_path: Path) -> None:
+    """A removed statement was once remembered by the id() of a transient node; CPython reuses
+    addresses, so a later statement could be dropped too. Repeat to give reuse its chance."""
+    source = ('import os\ndef f(seed):\n    os.environ["PYTHONHASHSEED"] = str(seed)\n'
+              "x = 1\ny = 2\nseed_everything(1)\n")
+    path = tmp_path / "mini.py"
+    for _ in range(40):
+        path.write_text(source)
+        (result,) = autofix.fix_files(make_linter("2.21", root=tmp_path), [path], unsafe=True, write=True)
+        assert result.applied and result.error is None
+        assert not lost_statements(source, path.read_text(), touched_lines(result))
+        assert "x = 1\ny = 2\nseed_everything(1)\n" in path.read_text()

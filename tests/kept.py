@@ -1,0 +1,57 @@
+"""The fix-preservation property: a fix changes only the statements its findings name."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from detlint.autofix import FileFix
+
+
+class _Statements(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__()
+        self.module = module
+        self.found: list[tuple[int, int, str]] = []  # first line, last line, exact code
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        for small in node.body:
+            rng = self.get_metadata(PositionProvider, small)
+            code = self.module.code_for_node(small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
+            self.found.append((rng.start.line, rng.end.line, code))
+
+
+def statements(source: str) -> list[tuple[int, int, str]]:
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    visitor = _Statements(module)
+    wrapper.visit(visitor)
+    return visitor.found
+
+
+def touched_lines(result: FileFix) -> set[int]:
+    """Lines of the original named by the applied fixes: finding lines and call-rewrite sites."""
+    here = Path(result.path).resolve()
+    lines: set[int] = set()
+    for diag in result.applied:
+        if Path(diag.path).resolve() == here:
+            lines.update(range(diag.line, diag.end_line + 1))
+        for path, span, _ in diag.rewrite_sites:
+            if Path(path).resolve() == here:
+                lines.update(range(span[0], span[2] + 1))
+    return lines
+
+
+def lost_statements(original: str, fixed: str, touched: Iterable[int]) -> list[str]:
+    """Statements of ``original`` that no fix names and that ``fixed`` no longer holds byte for
+    byte (counted, so a duplicated statement that loses one copy is caught too)."""
+    touched = set(touched)
+    kept = Counter(code for start, end, code in statements(original)
+                   if not touched.intersection(range(start, end + 1)))
+    now = Counter(code for _, _, code in statements(fixed))
+    return sorted((kept - now).elements())

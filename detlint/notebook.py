@@ -4,9 +4,13 @@ parseable, diagnostics mapped back to cells, and fixes written back into the sam
 Magics and shell lines become ``pass  # __detlint_magic_N__`` (same indentation, so blocks still
 parse); ``%env NAME=VALUE`` becomes a real ``os.environ`` assignment so the env rules see it.
 Cells are joined with a boundary comment that fixes keep, which is how fixed text is split back.
+Markers carry a stem that does not occur anywhere in the notebook, so a user's text can never be
+mistaken for one.
 """
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -14,10 +18,6 @@ from typing import Any, Optional
 
 from .ftypes import quiet_compile
 
-BOUNDARY = "# __detlint_cell_{index}__"
-BOUNDARY_RE = re.compile(r"^# __detlint_cell_(\d+)__$")
-MAGIC_MARK = "__detlint_magic_{n}__"
-MAGIC_RE = re.compile(r"__detlint_magic_(\d+)__")
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 ENV_ASSIGN = re.compile(r"environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
 ENV_MAGIC = re.compile(r"^(?P<indent>\s*)%env\s+(?P<name>\w+)(?:\s*=\s*|\s+)(?P<value>.*?)\s*$")
@@ -38,6 +38,18 @@ class Notebook:
     generated: dict[int, str] = field(default_factory=dict)  # %env lines as the Python we parsed
     dedent: dict[int, int] = field(default_factory=dict)  # cell index -> indent IPython stripped
     cell_errors: list[tuple[int, int, str]] = field(default_factory=list)  # (cell index, line, reason)
+    tag: str = "__detlint"  # marker stem, unique to this notebook's text
+
+    @property
+    def _magic_re(self) -> "re.Pattern[str]":
+        return re.compile(rf"{self.tag}_magic_(\d+)__")
+
+    @property
+    def _boundary_re(self) -> "re.Pattern[str]":
+        return re.compile(rf"^# {self.tag}_cell_(\d+)__$")
+
+    def _mark(self, n: int) -> str:
+        return f"{self.tag}_magic_{n}__"
 
     @classmethod
     def parse(cls, raw: str) -> "Notebook":
@@ -51,7 +63,7 @@ class Notebook:
             raise NotebookError(f"nbformat {data.get('nbformat')!r} is not supported (only nbformat 4)")
         if not isinstance(data.get("cells"), list):
             raise NotebookError("not a Jupyter notebook: no list of cells")
-        nb = cls(data=data, raw=raw)
+        nb = cls(data=data, raw=raw, tag=_unique_tag(raw))
         nb._build()
         return nb
 
@@ -61,7 +73,7 @@ class Notebook:
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
             self.code_cells.append(index)
-            lines.append(BOUNDARY.format(index=index))
+            lines.append(f"# {self.tag}_cell_{index}__")
             self.line_map.append((index, 0))
             for number, line in enumerate(self._cell_program(index, cell_text(cell)), start=1):
                 lines.append(line)
@@ -72,7 +84,7 @@ class Notebook:
         """One cell as Python: magics replaced, a common indent removed (IPython accepts it);
         a cell that still does not parse is blanked and reported on its own (DET001)."""
         lines = self._python_lines(text)
-        indents = [len(line) - len(line.lstrip()) for line in lines if line.strip() and not MAGIC_RE.search(line)]
+        indents = [len(line) - len(line.lstrip()) for line in lines if line.strip() and not self._magic_re.search(line)]
         common = min(indents, default=0)
         if common:
             lines = [line[common:] if line[:common].isspace() else line.lstrip() for line in lines]
@@ -118,7 +130,7 @@ class Notebook:
                 self.magics[n] = line
                 value = match.group("value").strip("'\"")
                 generated = (f'{indent}import os as __detlint_os; __detlint_os.environ[{match.group("name")!r}] = '
-                             f'{value!r}  # {MAGIC_MARK.format(n=n)}')
+                             f'{value!r}  # {self._mark(n)}')
                 self.generated[n] = generated
                 out.append(generated)
             elif stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#")):
@@ -136,7 +148,7 @@ class Notebook:
         """A comment at top level (so import blocks stay contiguous), ``pass`` inside a block."""
         n = len(self.magics)
         self.magics[n] = line
-        return f"{indent}pass  # {MAGIC_MARK.format(n=n)}" if indent else f"# {MAGIC_MARK.format(n=n)}"
+        return f"{indent}pass  # {self._mark(n)}" if indent else f"# {self._mark(n)}"
 
     def locate(self, line: int) -> tuple[int, int]:
         """Program line (1-based) -> (1-based cell number in the notebook, line within the cell)."""
@@ -147,7 +159,7 @@ class Notebook:
 
     def magic_line(self, line: int) -> bool:
         if 1 <= line <= len(self.line_map):
-            return bool(MAGIC_RE.search(self.source.split("\n")[line - 1]))
+            return bool(self._magic_re.search(self.source.split("\n")[line - 1]))
         return False
 
     def with_source(self, fixed: str) -> str:
@@ -155,8 +167,9 @@ class Notebook:
         text after fixes), laid out as the original file was."""
         cells: dict[int, list[str]] = {}
         current: Optional[int] = None
+        boundary = self._boundary_re
         for line in fixed.split("\n"):
-            match = BOUNDARY_RE.match(line)
+            match = boundary.match(line)
             if match:
                 current = int(match.group(1))
                 cells[current] = []
@@ -185,7 +198,7 @@ class Notebook:
 
     def _restore(self, line: str) -> Optional[str]:
         """The original magic for a placeholder line; None when a fix removed what it stood for."""
-        match = MAGIC_RE.search(line)
+        match = self._magic_re.search(line)
         if not match:
             return line
         n = int(match.group(1))
@@ -196,6 +209,17 @@ class Notebook:
             return None
         indent = line[: len(line) - len(line.lstrip())]
         return f"{indent}%env {env.group('name')}={env.group('value')}"
+
+
+def _unique_tag(raw: str) -> str:
+    """A marker stem absent from the notebook's text (derived from the content, so the same
+    notebook always maps the same way)."""
+    digest = hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    for n in itertools.count():
+        tag = f"__detlint{digest}{n or ''}"
+        if tag not in raw:
+            return tag
+    raise AssertionError("unreachable")
 
 
 _STRINGS = re.compile(r"""("[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')""")

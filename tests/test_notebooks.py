@@ -169,3 +169,19 @@ def test_fix_never_rewrites_unreadable_or_indented_cells_wrongly(tmp_path: Path)
     after = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"]]
     assert after[0].startswith("import tensorflow as tf\nimport keras\n")
     assert after[1:] == cells[1:]
+
+
+def test_text_that_looks_like_detlint_markers_stays_in_its_cell(tmp_path: Path) -> None:
+    """Cells whose text imitates the markers detlint joins cells with must keep their own code."""
+    cells = ["import tensorflow as tf\n# __detlint_cell_2__\nx = 1  # __detlint_magic_0__",
+             "%matplotlib inline\ny = 2",
+             "model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\nmodel.compile('sgd', 'mse')\n"
+             "model.fit(tf.zeros((2, 8, 8, 1)), tf.zeros((2, 6, 6, 4)))"]
+    path = write_notebook(tmp_path / "nb.ipynb", cells)
+    subprocess.run([sys.executable, "-m", "detlint", "nb.ipynb", "--isolated", "--fix", "--unsafe-fixes"],
+                   cwd=tmp_path, capture_output=True, text=True, check=False)
+    after = ["".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]]
+    assert "# __detlint_cell_2__\nx = 1  # __detlint_magic_0__" in after[0]
+    assert "enable_op_determinism()" in after[0]  # the fix did run
+    assert after[1] == cells[1]
+    assert after[2] == cells[2]

@@ -109,18 +109,53 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
     return result
 
 
-def write_preserving(path: Path, text: str, data: bytes, encoding: str) -> None:
-    """Write ``text`` as ``path`` was written: same encoding, BOM and mode; atomically."""
+class WriteRefused(Exception):
+    """A file detlint will not write: it would leave the project or override the user's choice."""
+
+
+def writable_target(path: Path, project_root: Path) -> Path:
+    """The file a fix of ``path`` would really write, or WriteRefused saying why not."""
+    target = real(path)
+    if target != path.absolute() and not _within(target, real(project_root)):
+        raise WriteRefused(f"is a symlink to {target}, outside the project; not written")
+    try:
+        mode = target.stat().st_mode
+    except OSError as exc:
+        raise WriteRefused(f"cannot be written ({exc.strerror or exc}); not fixed") from exc
+    if not stat.S_ISREG(mode):
+        raise WriteRefused("is not a regular file; not written")
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise WriteRefused("is read-only; not fixed (make it writable to apply the fixes)")
+    if not os.access(target, os.W_OK):
+        raise WriteRefused("cannot be written (no permission, or a read-only file system); not fixed")
+    return target
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_root: Path) -> None:
+    """Write ``text`` as ``path`` was written: same encoding, BOM and mode; atomically (temporary
+    file + rename). A file with several hard links is rewritten in place instead, so every link
+    keeps seeing it; its new content is written in one call and synced."""
     payload = text.encode(encoding if encoding != "utf-8-sig" else "utf-8")
     if data.startswith(codecs.BOM_UTF8) and not payload.startswith(codecs.BOM_UTF8):
         payload = codecs.BOM_UTF8 + payload
-    target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(target.stat().st_mode)
+    target = writable_target(path, project_root)
+    info = target.stat()
+    if info.st_nlink > 1:
+        with open(target, "r+b") as handle:
+            handle.write(payload)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detlint-tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
-        os.chmod(tmp, mode)
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
@@ -162,7 +197,12 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
             fixed_json = notebook.with_source(result.fixed) if result.fixed != text else source.text
             result = FileFix(path, source.text, fixed_json, result.applied, result.error)
         if result.changed and write and result.error is None:
-            write_preserving(path, result.fixed, path.read_bytes(), source.encoding)
+            try:
+                write_preserving(path, result.fixed, path.read_bytes(), source.encoding,
+                                 linter.settings.project_root)
+            except (WriteRefused, OSError) as exc:  # one file's problem; the run goes on
+                reason = str(exc) if isinstance(exc, WriteRefused) else f"not written ({exc.strerror or exc})"
+                result = FileFix(path, result.original, result.original, [], reason)
         results.append(result)
     return results
 

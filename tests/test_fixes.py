@@ -172,3 +172,91 @@ def test_removal_never_takes_an_unrelated_statement(tmp_path: Path) -> None:
         assert result.applied and result.error is None
         assert not lost_statements(source, path.read_text(), touched_lines(result))
         assert "x = 1\ny = 2\nseed_everything(1)\n" in path.read_text()
+
+
+FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(1)\n"
+
+
+def test_fix_does_not_write_through_a_symlink_out_of_the_project(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "outside" / "shared.py"
+    outside.parent.mkdir()
+    outside.write_text(FIXABLE)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    (project / "link.py").symlink_to(outside)
+    (project / "inner.py").write_text(FIXABLE)
+    (project / "inner_link.py").symlink_to(project / "inner.py")
+    code, out = run_cli(["link.py", "inner_link.py", "--fix", "--unsafe-fixes"], project, monkeypatch)
+    assert outside.read_text() == FIXABLE
+    assert (project / "link.py").is_symlink()
+    assert (project / "inner.py").read_text() == "import os\nprint(1)\n"  # a link inside the project is fine
+    assert (project / "inner_link.py").is_symlink()
+    assert code == 1 and "1 remaining" in out
+
+
+def test_fix_respects_read_only_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "ro.py"
+    path.write_text(FIXABLE)
+    path.chmod(0o444)
+    (tmp_path / "rw.py").write_text(FIXABLE)
+    code, out = run_cli(["ro.py", "rw.py", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
+    assert path.read_text() == FIXABLE and stat.S_IMODE(path.stat().st_mode) == 0o444
+    assert (tmp_path / "rw.py").read_text() == "import os\nprint(1)\n"
+    assert "ro.py: is read-only" in capsys.readouterr().err
+    assert code == 1 and out.rstrip().endswith("1 fixed, 1 remaining")
+
+
+def test_fix_keeps_hard_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "t.py"
+    path.write_text(FIXABLE)
+    os.link(path, tmp_path / "other_name.py")
+    run_cli(["t.py", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
+    assert path.read_text() == "import os\nprint(1)\n"
+    assert (tmp_path / "other_name.py").read_text() == "import os\nprint(1)\n"
+    assert path.stat().st_ino == (tmp_path / "other_name.py").stat().st_ino
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path):
+    """A folder no file can be created in, for real: permissions for an ordinary user, a read-only
+    bind mount for root (which ignores permissions)."""
+    import subprocess
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "t.py").write_text(FIXABLE)
+    if os.geteuid() != 0:
+        source.chmod(0o555)
+        yield source
+        source.chmod(0o755)
+        return
+    mounted = tmp_path / "locked"
+    mounted.mkdir()
+    ok = subprocess.run(["mount", "--bind", str(source), str(mounted)], capture_output=True).returncode == 0
+    if not ok or subprocess.run(["mount", "-o", "remount,ro,bind", str(mounted)], capture_output=True).returncode:
+        if ok:
+            subprocess.run(["umount", str(mounted)], capture_output=True)
+        pytest.skip("root without the right to make a read-only bind mount")
+    try:
+        yield mounted
+    finally:
+        subprocess.run(["umount", str(mounted)], capture_output=True)
+
+
+def test_fix_in_a_folder_it_cannot_write_reports_and_goes_on(tmp_path: Path, read_only_folder: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    free = tmp_path / "free"
+    free.mkdir()
+    (free / "t.py").write_text(FIXABLE)
+    locked = read_only_folder.relative_to(tmp_path) / "t.py"
+    code, out = run_cli([str(locked), "free/t.py", "--isolated", "--no-cache", "--fix", "--unsafe-fixes"],
+                        tmp_path, monkeypatch)
+    err = capsys.readouterr().err
+    assert f"{locked}: not written (" in err or f"{locked}: cannot be written" in err, err
+    assert (read_only_folder / "t.py").read_text() == FIXABLE
+    assert (free / "t.py").read_text() == "import os\nprint(1)\n"
+    assert code == 1 and out.rstrip().endswith("1 fixed, 1 remaining"), out

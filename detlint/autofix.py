@@ -96,7 +96,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         plan, used = plan_for(chosen, linter.settings.seed, sites)
         limit = min((d.line for d in used if (d.fix_spec or {}).get("action") == "insert"), default=None)
         try:
-            fixed, _ = apply_plan(result.fixed, plan, limit)
+            fixed, _ = apply_plan(result.fixed, plan, limit, _reset_lines(linter, path))
         except FixError as exc:
             result.error = str(exc)
             break
@@ -133,6 +133,14 @@ def writable_target(path: Path, project_root: Path) -> Path:
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+def _reset_lines(linter: Linter, path: Path) -> list[int]:
+    """Module-level lines of calls that seeding must follow (the ``graph-resets`` group)."""
+    facts = linter.facts_of(path)
+    if facts is None:
+        return []
+    return [hit.line for hit in facts.hits if hit.owner == "group:graph-resets" and hit.scope is None]
 
 
 def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_root: Path) -> None:
@@ -255,7 +263,7 @@ def attach_edits(linter: Linter, diags: list[Diagnostic]) -> None:
             continue
         limit = diag.line if (diag.fix_spec or {}).get("action") == "insert" else None
         try:
-            fixed, _ = apply_plan(text, plan, limit)
+            fixed, _ = apply_plan(text, plan, limit, _reset_lines(linter, Path(diag.path)))
         except FixError:
             continue
         edit = _edit_between(text, fixed)

@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .ftypes import Diagnostic, quiet_compile
@@ -336,16 +334,19 @@ def _imports_module(stmt: cst.CSTNode, module: str) -> bool:
     return any(m == module or m.startswith(module + ".") for _, m in _imported_names(stmt))
 
 
-def _after_imports(body: Sequence[cst.BaseStatement], limit_line: Optional[int], line_of: Any) -> int:
-    """Index after the module's import block: past the docstring, __future__ imports and every
-    top-level import that comes before the first definition, compound statement or ``limit_line``."""
+def _after_imports(body: Sequence[cst.BaseStatement], limit_line: Optional[int], line_of: Any,
+                   after_lines: Sequence[int] = ()) -> int:
+    """Index after the module's set-up block: past the docstring, __future__ imports, every
+    top-level import (and the environment lines among them) that comes before the first
+    definition, compound statement or ``limit_line``, and past top-level statements on
+    ``after_lines`` (calls such as ``disable_v2_behavior()`` that a seed must follow)."""
     index = 1 if body and _is_docstring(body[0]) else 0
     best = index
     for i in range(index, len(body)):
         stmt = body[i]
         if limit_line is not None and line_of(stmt) >= limit_line:
             break
-        if _is_import(stmt):
+        if _is_import(stmt) or line_of(stmt) in after_lines:
             best = i + 1
         elif isinstance(stmt, cst.SimpleStatementLine):
             continue  # e.g. os.environ[...] = ... between imports
@@ -354,8 +355,38 @@ def _after_imports(body: Sequence[cst.BaseStatement], limit_line: Optional[int],
     return best
 
 
+def _bindings(body: Sequence[cst.BaseStatement]) -> dict[str, str]:
+    """Name -> module for the imports of ``body``, in order: a later import of a name wins."""
+    bound: dict[str, str] = {}
+    for stmt in body:
+        for name, mod in _imported_names(stmt):
+            bound[name] = mod
+    return bound
+
+
+def _alias_for(body: Sequence[cst.BaseStatement], module: str) -> Optional[str]:
+    """The name ``module`` is bound to after ``body`` runs (``import tensorflow as np`` followed
+    by ``import numpy as np`` leaves no name for tensorflow)."""
+    wanted = EQUIVALENT_MODULES.get(module, (module,))
+    return next((name for name, mod in _bindings(body).items() if mod in wanted), None)
+
+
+def _free_alias(body: Sequence[cst.BaseStatement], module: str) -> str:
+    """The conventional alias for ``module`` unless the file binds that name to something else."""
+    default = DEFAULT_ALIASES.get(module, module)
+    taken = {mod for stmt in body for name, mod in _imported_names(stmt) if name == default}
+    return default if taken <= set(EQUIVALENT_MODULES.get(module, (module,))) else module
+
+
+def _import_statement(module: str, alias: str) -> str:
+    return f"import {module}" if alias == module else f"import {module} as {alias}"
+
+
 def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], dict[str, str]]],
-                      limit_line: Optional[int]) -> cst.Module:
+                      limit_line: Optional[int], after_lines: Sequence[int] = ()) -> cst.Module:
+    """Insert each fix's statements, and the imports they need, at the end of the set-up block
+    (after the imports and the environment lines among them, so a framework import never moves
+    above them). A statement the module already runs before that point is not inserted twice."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     body = list(wrapper.module.body)
@@ -363,79 +394,71 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
     def line_of(stmt: cst.CSTNode) -> int:
         return positions[stmt].start.line
 
-    bound = {}
-    for stmt in body:
-        for name, mod in _imported_names(stmt):
-            bound.setdefault(name, mod)
-    context = CodemodContext()
-    needs_import = False
-    original = list(body)
-    added: dict[int, int] = {}  # original index -> statements inserted there so far (keeps order)
+    imports_at: dict[int, list[str]] = {}  # original index -> import lines inserted there
+    code_at: dict[int, list[str]] = {}  # original index -> statements inserted there, in order
+    where_at: dict[int, str] = {}
     for where, code, imports in inserts:
         aliases: dict[str, str] = {}
-        extra: list[str] = []
-        base = _after_imports(original, limit_line, line_of)
+        base = _after_imports(body, limit_line, line_of, after_lines)
         if where == "before-tf-import":
-            first_tf = next((i for i, s in enumerate(original) if _imports_module(s, "tensorflow")), None)
+            first_tf = next((i for i, s in enumerate(body) if _imports_module(s, "tensorflow")), None)
             if first_tf is not None:
                 base = first_tf
-        index = base + sum(n for at, n in added.items() if at <= base)
+        planned = imports_at.setdefault(base, [])
         for placeholder, mod in imports.items():
-            alias = _alias_for(body[:index], mod)  # reuse the file's own name (tensorflow_lib, ...)
+            alias = _alias_for(body[:base], mod)  # reuse the file's own name (tensorflow_lib, ...)
             if alias is None:
-                default = DEFAULT_ALIASES.get(mod, mod)
-                taken = bound.get(default)
-                alias = default if taken is None or taken in EQUIVALENT_MODULES.get(mod, (mod,)) else mod
-                statement = f"import {mod}" if alias == mod else f"import {mod} as {alias}"
-                if where == "after-imports" and _alias_for(body, mod) is None:
-                    AddImportsVisitor.add_needed_import(context, mod, asname=None if alias == mod else alias)
-                    needs_import = True
-                else:  # must run before this point (env before `import tensorflow`): import it here
-                    extra.append(statement)
-                bound[alias] = mod
+                alias = _free_alias(body, mod)
+                if _import_statement(mod, alias) not in planned:
+                    planned.append(_import_statement(mod, alias))
             aliases[placeholder] = alias
-        new = [cst.parse_statement(line + "\n") for line in extra]
-        new += [cst.parse_statement(line.format(**aliases) + "\n") for line in code]
-        following = original[base] if base < len(original) else None
-        if where == "after-imports" and base > 0 and base not in added and following is not None and any(
-                isinstance(line, cst.EmptyLine) and line.comment is None for line in following.leading_lines):
+        before = {module.code_for_node(s).strip() for s in body[:base]} | set(code_at.get(base, []))
+        code_at.setdefault(base, []).extend(
+            line for line in (line.format(**aliases) for line in code) if line.strip() not in before)
+        where_at.setdefault(base, where)
+    for base in sorted(code_at, reverse=True):
+        if not code_at[base]:
+            continue
+        new_imports = [cst.parse_statement(line + "\n") for line in imports_at.get(base, [])]
+        new = [cst.parse_statement(line + "\n") for line in code_at[base]]
+        following = body[base] if base < len(body) else None
+        if where_at[base] == "after-imports" and base > 0 and (new_imports or (following is not None and any(
+                isinstance(line, cst.EmptyLine) and line.comment is None for line in following.leading_lines))):
             new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])  # a block of its own
-        body[index:index] = new
-        added[base] = added.get(base, 0) + len(new)
-    module = wrapper.module.with_changes(body=body)
-    if needs_import:
-        module = AddImportsVisitor(context).transform_module(module)
-    return module
-
-
-def _alias_for(body: Sequence[cst.BaseStatement], module: str) -> Optional[str]:
-    wanted = EQUIVALENT_MODULES.get(module, (module,))
-    for stmt in body:
-        for name, mod in _imported_names(stmt):
-            if mod in wanted:
-                return name
-    return None
+        body[base:base] = new_imports + new
+    return wrapper.module.with_changes(body=body)
 
 
 def _resolve_call_templates(module: cst.Module, plan: FixPlan) -> list[tuple[str, str]]:
     """Fill ``{keras}``-style aliases of replace-call templates; returns imports to add."""
-    bound = {name: mod for stmt in module.body for name, mod in _imported_names(stmt)}
     needed: list[tuple[str, str]] = []
     for span, (template, imports) in list(plan.replace_calls.items()):
         aliases = {}
         for placeholder, mod in imports.items():
             alias = _alias_for(module.body, mod)
             if alias is None:
-                default = DEFAULT_ALIASES.get(mod, mod)
-                alias = default if bound.get(default) in (None, mod) else mod
-                needed.append((mod, alias))
+                alias = _free_alias(module.body, mod)
+                if (mod, alias) not in needed:
+                    needed.append((mod, alias))
             aliases[placeholder] = alias
         plan.replace_calls[span] = (template.format(**aliases), imports)
     return needed
 
 
-def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None) -> tuple[str, set[Position]]:
-    """The fixed text, and which positions were changed. Raises FixError if it would not parse."""
+def _add_imports(module: cst.Module, imports: list[tuple[str, str]], limit_line: int) -> cst.Module:
+    """``import mod as alias`` lines at the end of the module's import block before ``limit_line``."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    body = list(wrapper.module.body)
+    index = _after_imports(body, limit_line, lambda stmt: positions[stmt].start.line)
+    body[index:index] = [cst.parse_statement(_import_statement(mod, alias) + "\n") for mod, alias in imports]
+    return wrapper.module.with_changes(body=body)
+
+
+def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
+               after_lines: Sequence[int] = ()) -> tuple[str, set[Position]]:
+    """The fixed text, and which positions were changed. Raises FixError if it would not parse.
+    ``after_lines``: top-level lines inserted code must follow (see ``_after_imports``)."""
     try:
         module = cst.parse_module(source)
         call_imports = _resolve_call_templates(module, plan)
@@ -443,12 +466,9 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None) -> 
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         module = wrapper.visit(transformer)
         if plan.inserts:
-            module = insert_statements(module, plan.inserts, limit_line)
+            module = insert_statements(module, plan.inserts, limit_line, after_lines)
         if call_imports:
-            context = CodemodContext()
-            for mod, alias in call_imports:
-                AddImportsVisitor.add_needed_import(context, mod, asname=None if alias == mod else alias)
-            module = AddImportsVisitor(context).transform_module(module)
+            module = _add_imports(module, call_imports, min(span[0] for span in plan.replace_calls))
         text = module.code
     except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError) as exc:
         raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc

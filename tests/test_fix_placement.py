@@ -1,0 +1,68 @@
+"""Where --fix puts what it inserts: after the environment set-up and the framework import, after
+calls that reset the graph, under the names the file really binds, and never twice."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import make_linter
+from detlint import autofix
+
+CONV_TRAINING = """model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])
+model.compile("sgd", "mse")
+model.fit(np.zeros((2, 8, 8, 1)), np.zeros((2, 6, 6, 4)))
+"""
+
+
+def fix(tmp_path: Path, source: str, version: str = "2.21") -> str:
+    path = tmp_path / "train.py"
+    path.write_text(source)
+    results = autofix.fix_files(make_linter(version, root=tmp_path), [path], unsafe=True, write=True)
+    assert all(r.error is None for r in results), [r.error for r in results]
+    return path.read_text()
+
+
+def test_inserted_imports_and_seeds_follow_the_environment_block(tmp_path: Path) -> None:
+    head = ('import os\nimport numpy as np\nos.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"\n'
+            'os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"\nimport tensorflow as tf\n\n')
+    fixed = fix(tmp_path, head + CONV_TRAINING)
+    assert fixed.startswith(head.rstrip("\n") + "\nimport keras\n\nkeras.utils.set_random_seed(42)\n"
+                            "tf.config.experimental.enable_op_determinism()\n"), fixed
+
+
+def test_seed_goes_after_disable_v2_behavior(tmp_path: Path) -> None:
+    source = ("import numpy as np\nimport tensorflow as tf\ntf.compat.v1.disable_v2_behavior()\n"
+              "x = tf.compat.v1.placeholder(tf.float32, [None, 3])\n"
+              "w = tf.compat.v1.get_variable('w', [3, 1])\n"
+              "loss = tf.reduce_sum(tf.matmul(x, w))\n"
+              "step = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)\n"
+              "with tf.compat.v1.Session() as sess:\n"
+              "    sess.run(tf.compat.v1.global_variables_initializer())\n"
+              "    sess.run(step, {x: np.ones((2, 3))})\n"
+              "    print('W', sess.run(w).ravel().tolist())\n")
+    fixed = fix(tmp_path, source)
+    lines = fixed.splitlines()
+    assert lines.index("keras.utils.set_random_seed(42)") > lines.index("tf.compat.v1.disable_v2_behavior()")
+    # and it really seeds: two runs of the fixed program agree (real TensorFlow)
+    runs = [subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True,
+                           env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"}) for _ in range(2)]
+    weights = [[line for line in r.stdout.splitlines() if line.startswith("W ")] for r in runs]
+    assert weights[0] and weights[0] == weights[1], [r.stderr[-500:] for r in runs]
+
+
+def test_rebound_names_are_resolved_in_order_and_fixes_are_idempotent(tmp_path: Path) -> None:
+    source = "import tensorflow as np\nimport numpy as np\nimport tensorflow as tf\n" + CONV_TRAINING
+    fixed = fix(tmp_path, source)
+    assert "np.config" not in fixed
+    assert fixed.count("tf.config.experimental.enable_op_determinism()") == 1
+    again = fix(tmp_path, fixed)
+    assert again == fixed
+
+
+def test_a_statement_already_there_is_not_inserted_again(tmp_path: Path) -> None:
+    source = ("import numpy as np\nimport tensorflow as tf\nimport keras\n\n"
+              "tf.config.experimental.enable_op_determinism()\n" + CONV_TRAINING)
+    fixed = fix(tmp_path, source)
+    assert fixed.count("enable_op_determinism()") == 1
+    assert fixed.count("keras.utils.set_random_seed(42)") == 1

@@ -34,6 +34,7 @@ class FileFix:
     fixed: str
     applied: list[Diagnostic] = field(default_factory=list)
     error: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -84,6 +85,14 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
              extra_sites: list[Site]) -> FileFix:
     result = FileFix(path, text, text)
     sites = list(extra_sites)
+    linter.set_source(path, text)
+    facts = linter.facts_of(path)
+    if unsafe and facts is not None and facts.error is None and not linter.is_entry(path, facts):
+        # a library module serves every caller: seeding its generators or dropping its
+        # jit_compile/workers arguments changes behaviour the program never asked to change
+        unsafe = False
+        if any(d.fix_safety == "unsafe" for d in linter.lint_file(path, str(path), map_cells=False)):
+            result.notes.append("unsafe fixes are applied to programs only; this is a library module")
     for _ in range(MAX_PASSES):
         linter.set_source(path, result.fixed)
         diags = [d for d in linter.lint_file(path, str(path), map_cells=False) if is_applicable(d, unsafe)]
@@ -203,14 +212,14 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
         result = fix_text(linter, path, text, unsafe, sites.get(key, []))
         if notebook is not None:  # report and write the notebook, not the joined program
             fixed_json = notebook.with_source(result.fixed) if result.fixed != text else source.text
-            result = FileFix(path, source.text, fixed_json, result.applied, result.error)
+            result = FileFix(path, source.text, fixed_json, result.applied, result.error, result.notes)
         if result.changed and write and result.error is None:
             try:
                 write_preserving(path, result.fixed, path.read_bytes(), source.encoding,
                                  linter.settings.project_root)
             except (WriteRefused, OSError) as exc:  # one file's problem; the run goes on
                 reason = str(exc) if isinstance(exc, WriteRefused) else f"not written ({exc.strerror or exc})"
-                result = FileFix(path, result.original, result.original, [], reason)
+                result = FileFix(path, result.original, result.original, [], reason, result.notes)
         results.append(result)
     return results
 

@@ -172,6 +172,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                 for result in results:
                     if result.error:
                         sys.stderr.write(f"detlint: {sub.display(result.path)}: {result.error}\n")
+                    for note in result.notes:
+                        sys.stderr.write(f"detlint: {sub.display(result.path)}: {note}\n")
                     if result.changed:
                         changed += 1
                         fixed_count += len(result.applied)

@@ -66,3 +66,35 @@ def test_a_statement_already_there_is_not_inserted_again(tmp_path: Path) -> None
     fixed = fix(tmp_path, source)
     assert fixed.count("enable_op_determinism()") == 1
     assert fixed.count("keras.utils.set_random_seed(42)") == 1
+
+
+LIBRARY = '''import numpy as np
+import tensorflow as tf
+
+
+def noise(n):
+    return np.random.default_rng().normal(size=n)
+
+
+def compiled(model):
+    model.compile("sgd", "mse", jit_compile=True)
+    return model
+'''
+
+
+def test_unsafe_fixes_leave_library_modules_alone(tmp_path: Path) -> None:
+    (tmp_path / "lib.py").write_text(LIBRARY)
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nfrom lib import compiled\n\n"
+                                       "if __name__ == '__main__':\n"
+                                       "    model = compiled(tf.keras.Sequential([tf.keras.layers.Dense(1)]))\n"
+                                       "    model.fit(tf.zeros((4, 2)), tf.zeros((4, 1)), workers=4)\n")
+    linter = make_linter("2.12", root=tmp_path)
+    before = {d.code for d in linter.run([tmp_path / "lib.py"]).diagnostics if d.fix_safety == "unsafe"}
+    assert {"DET103", "DET301"} <= before  # the findings are reported, with unsafe fixes
+    results = autofix.fix_files(make_linter("2.12", root=tmp_path), [tmp_path / "lib.py", tmp_path / "train.py"],
+                                unsafe=True, write=True)
+    assert (tmp_path / "lib.py").read_text() == LIBRARY
+    notes = {r.path.name: r.notes for r in results}
+    assert notes["lib.py"] == ["unsafe fixes are applied to programs only; this is a library module"]
+    program = (tmp_path / "train.py").read_text()
+    assert "workers=1" in program and "set_random_seed(42)" in program  # the program itself is fixed

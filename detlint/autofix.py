@@ -87,15 +87,18 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
     sites = list(extra_sites)
     linter.set_source(path, text)
     facts = linter.facts_of(path)
-    if unsafe and facts is not None and facts.error is None and not linter.is_entry(path, facts):
-        # a library module serves every caller: seeding its generators or dropping its
-        # jit_compile/workers arguments changes behaviour the program never asked to change
-        unsafe = False
-        if any(d.fix_safety == "unsafe" for d in linter.lint_file(path, str(path), map_cells=False)):
-            result.notes.append("unsafe fixes are applied to programs only; this is a library module")
+    library = unsafe and facts is not None and facts.error is None and not linter.is_entry(path, facts)
     for _ in range(MAX_PASSES):
         linter.set_source(path, result.fixed)
         diags = [d for d in linter.lint_file(path, str(path), map_cells=False) if is_applicable(d, unsafe)]
+        if library:
+            # code in the functions of a library module serves every caller: seeding its
+            # generators or dropping its jit_compile/workers arguments changes behaviour the
+            # program never asked to change, so only its module-level statements get unsafe fixes
+            kept = [d for d in diags if d.fix_safety != "unsafe" or _at_module_level(linter, path, d)]
+            if len(kept) < len(diags) and LIBRARY_NOTE not in result.notes:
+                result.notes.append(LIBRARY_NOTE)
+            diags = kept
         for site in _rewrite_sites(linter.kb, diags).get(real(path), []):
             if site not in sites:
                 sites.append(site)
@@ -142,6 +145,15 @@ def writable_target(path: Path, project_root: Path) -> Path:
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+LIBRARY_NOTE = "unsafe fixes inside the functions of a library module are left to you (they would change every caller)"
+
+
+def _at_module_level(linter: Linter, path: Path, diag: Diagnostic) -> bool:
+    facts = linter.facts_of(path)
+    scopes = {hit.scope for hit in (facts.hits if facts else []) if (hit.line, hit.col) == (diag.line, diag.col)}
+    return scopes == {None}
 
 
 def _reset_lines(linter: Linter, path: Path) -> list[int]:

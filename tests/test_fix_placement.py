@@ -95,6 +95,6 @@ def test_unsafe_fixes_leave_library_modules_alone(tmp_path: Path) -> None:
                                 unsafe=True, write=True)
     assert (tmp_path / "lib.py").read_text() == LIBRARY
     notes = {r.path.name: r.notes for r in results}
-    assert notes["lib.py"] == ["unsafe fixes are applied to programs only; this is a library module"]
+    assert notes["lib.py"] == [autofix.LIBRARY_NOTE]
     program = (tmp_path / "train.py").read_text()
     assert "workers=1" in program and "set_random_seed(42)" in program  # the program itself is fixed

@@ -12,7 +12,7 @@ import yaml
 
 from conftest import ROOT
 
-BAD = "import os\nos.environ['PYTHONHASHSEED'] = '0'\n"
+BAD = "import os\nos.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\n"
 GOOD = "import os\nprint(os.getcwd())\n"
 
 
@@ -44,7 +44,7 @@ def test_try_repo_fails_on_bad_file_and_passes_on_good(tmp_path: Path) -> None:
 
     bad = try_repo("bad.py")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "bad.py:2:1: DET105" in bad.stdout
+    assert "bad.py:2:1: DET203" in bad.stdout
     good = try_repo("good.py")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout

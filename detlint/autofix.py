@@ -35,6 +35,8 @@ class FileFix:
     applied: list[Diagnostic] = field(default_factory=list)
     error: Optional[str] = None
     notes: list[str] = field(default_factory=list)
+    # each pass: the text it started from and the findings it fixed (lines refer to that text)
+    steps: list[tuple[str, list[Diagnostic]]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -115,6 +117,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         sites = []
         if fixed == result.fixed:
             break
+        result.steps.append((result.fixed, used))
         result.fixed = fixed
         result.applied.extend(used)
     linter.set_source(path, result.fixed)

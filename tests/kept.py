@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from detlint.autofix import FileFix
+from detlint.ftypes import Diagnostic
 
 
 class _Statements(cst.CSTVisitor):
@@ -34,15 +35,15 @@ def statements(source: str) -> list[tuple[int, int, str]]:
     return visitor.found
 
 
-def touched_lines(result: FileFix) -> set[int]:
-    """Lines of the original named by the applied fixes: finding lines and call-rewrite sites."""
-    here = Path(result.path).resolve()
+def touched_lines(path: Path, diags: Iterable[Diagnostic]) -> set[int]:
+    """Lines named by the fixes of ``diags`` in the file ``path``: finding lines and call-rewrite sites."""
+    here = Path(path).resolve()
     lines: set[int] = set()
-    for diag in result.applied:
+    for diag in diags:
         if Path(diag.path).resolve() == here:
             lines.update(range(diag.line, diag.end_line + 1))
-        for path, span, _ in diag.rewrite_sites:
-            if Path(path).resolve() == here:
+        for site, span, _ in diag.rewrite_sites:
+            if Path(site).resolve() == here:
                 lines.update(range(span[0], span[2] + 1))
     return lines
 
@@ -55,3 +56,12 @@ def lost_statements(original: str, fixed: str, touched: Iterable[int]) -> list[s
                    if not touched.intersection(range(start, end + 1)))
     now = Counter(code for _, _, code in statements(fixed))
     return sorted((kept - now).elements())
+
+
+def lost_in_fix(result: FileFix) -> list[str]:
+    """The property over every pass of a fix (each pass's line numbers refer to its own text)."""
+    texts = [text for text, _ in result.steps] + [result.fixed]
+    lost: list[str] = []
+    for (before, diags), after in zip(result.steps, texts[1:]):
+        lost += lost_statements(before, after, touched_lines(result.path, diags))
+    return lost

@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_units, fixture_version, make_linter
-from kept import lost_statements, touched_lines
+from kept import lost_in_fix
 from detlint import autofix, cli
 from detlint.fixes import FixPlan, is_applicable
 
@@ -149,7 +149,7 @@ def test_fix_everything_property(tmp_path: Path) -> None:
         results = autofix.fix_files(linter, files, unsafe=True, write=True)
         assert all(r.error is None for r in results), [r.error for r in results]
         for result in results:
-            lost = lost_statements(result.original, result.fixed, touched_lines(result))
+            lost = lost_in_fix(result)
             assert not lost, f"{result.path} lost {lost}"
         fixed_files += sum(r.changed for r in results)
         for path in files:
@@ -173,7 +173,7 @@ def test_removal_never_takes_an_unrelated_statement(tmp_path: Path) -> None:
         path.write_text(source)
         (result,) = autofix.fix_files(make_linter("2.21", root=tmp_path), [path], unsafe=True, write=True)
         assert result.applied and result.error is None
-        assert not lost_statements(source, path.read_text(), touched_lines(result))
+        assert not lost_in_fix(result) and result.fixed == path.read_text()
         assert "x = 1\ny = 2\nseed_everything(1)\n" in path.read_text()
 
 

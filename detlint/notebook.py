@@ -245,10 +245,25 @@ def set_cell_text(cell: dict[str, Any], text: str) -> None:
 
 
 def dump_like(data: dict[str, Any], raw: str) -> str:
-    """Serialise as the original was written (indent, ASCII escaping, final newline), so a git
-    diff shows only the changed source lines."""
+    """Serialise as the original was written (indent or one line, separators, ASCII escaping,
+    final newline), so a git diff shows only the changed source lines. The layout is the one
+    that reproduces the original file exactly; failing that, the closest guess."""
     match = re.search(r"\n( +)\"", raw)
-    indent = len(match.group(1)) if match else 1
-    ensure_ascii = not any(ord(ch) > 127 for ch in raw) and "\\u" in raw
-    text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii)
-    return text + ("\n" if raw.endswith("\n") else "")
+    indent: Optional[int] = len(match.group(1)) if match else (None if "\n" not in raw.strip() else 1)
+    body = raw[:-1] if raw.endswith("\n") else raw
+    layouts = [(indent, item, key, ascii_) for item in (",", ", ") for key in (": ", ":") for ascii_ in (True, False)]
+    try:
+        original = json.loads(raw)
+    except ValueError:
+        original = None
+    chosen = (indent, ",", ": ", not any(ord(ch) > 127 for ch in raw) and "\\u" in raw)
+    for layout in layouts:
+        if original is not None and _dumps(original, layout) == body:
+            chosen = layout
+            break
+    return _dumps(data, chosen) + ("\n" if raw.endswith("\n") else "")
+
+
+def _dumps(data: Any, layout: tuple[Optional[int], str, str, bool]) -> str:
+    indent, item, key, ensure_ascii = layout
+    return json.dumps(data, indent=indent, separators=(item, key), ensure_ascii=ensure_ascii)

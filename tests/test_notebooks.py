@@ -185,3 +185,19 @@ def test_text_that_looks_like_detlint_markers_stays_in_its_cell(tmp_path: Path) 
     assert "enable_op_determinism()" in after[0]  # the fix did run
     assert after[1] == cells[1]
     assert after[2] == cells[2]
+
+
+@pytest.mark.parametrize("layout", [{"separators": (",", ":")}, {}, {"ensure_ascii": False}],
+                         ids=["compact", "one-line", "unicode"])
+def test_one_line_notebooks_keep_their_layout(tmp_path: Path, layout: dict) -> None:
+    cells = ["import os\nimport tensorflow as tf\nos.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\nprint('é')\n"]
+    data = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": cells[0].splitlines(keepends=True)}],
+            "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(data, **layout)
+    path = tmp_path / "nb.ipynb"
+    path.write_text(raw, encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "detlint", "nb.ipynb", "--isolated", "--fix"], cwd=tmp_path,
+                   capture_output=True, text=True, check=False)
+    data["cells"][0]["source"].remove("os.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\n")
+    assert path.read_text(encoding="utf-8") == json.dumps(data, **layout)

@@ -245,36 +245,59 @@ def unified_diff(result: FileFix, display: str) -> str:
                                         fromfile=f"a/{display}", tofile=f"b/{display}"))
 
 
-def _edit_between(old: str, new: str) -> Optional[Edit]:
-    """The one replacement that turns ``old`` into ``new`` (common prefix and suffix kept)."""
-    if old == new:
-        return None
-    start = 0
-    while start < min(len(old), len(new)) and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
-    # whole lines read better than a few changed characters ("Fals" for "Tru")
-    start = old.rfind("\n", 0, start) + 1
-    line_end = old.find("\n", end_old)
-    suffix = len(old) - (len(old) if line_end < 0 else line_end + 1)
-    end_old, end_new = len(old) - suffix, len(new) - suffix
+
+def edits_between(old: str, new: str) -> list[Edit]:
+    """The smallest replacements that turn ``old`` into ``new``: changed line blocks, trimmed to
+    the characters that differ and widened to whole words (``False`` -> ``True``, not
+    ``Fals`` -> ``Tru``). An insertion is a zero-width edit."""
+    old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    starts = [0]
+    for line in old_lines:
+        starts.append(starts[-1] + len(line))
+    new_starts = [0]
+    for line in new_lines:
+        new_starts.append(new_starts[-1] + len(line))
 
     def position(offset: int) -> tuple[int, int]:
         line = old.count("\n", 0, offset) + 1
         return line, offset - (old.rfind("\n", 0, offset) + 1)
 
-    (line, col), (end_line, end_col) = position(start), position(end_old)
-    return Edit(line, col, end_line, end_col, new[start:end_new])
+    edits = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        a, b = starts[i1], starts[i2]  # old span
+        c, d = new_starts[j1], new_starts[j2]  # new span
+        while a < b and c < d and old[a] == new[c]:
+            a, c = a + 1, c + 1
+        while a < b and c < d and old[b - 1] == new[d - 1]:
+            b, d = b - 1, d - 1
+        if a < b or c < d:  # a replacement, not a pure insertion: whole words
+            while a > starts[i1] and c > new_starts[j1] and _word(old[a - 1]) and old[a - 1] == new[c - 1]:
+                a, c = a - 1, c - 1
+            while b < starts[i2] and d < new_starts[j2] and _word(old[b]) and old[b] == new[d]:
+                b, d = b + 1, d + 1
+        (line, col), (end_line, end_col) = position(a), position(b)
+        edits.append(Edit(line, col, end_line, end_col, new[c:d]))
+    return edits
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    """Two edits overlap when their ranges intersect, or both insert at one point (their order
+    would be ambiguous)."""
+    a0, a1, b0, b1 = (a.line, a.col), (a.end_line, a.end_col), (b.line, b.col), (b.end_line, b.end_col)
+    return a0 < b1 and b0 < a1 or a0 == b0 or (a0 == a1 and b0 < a0 < b1) or (b0 == b1 and a0 < b0 < a1)
 
 
 def attach_edits(linter: Linter, diags: list[Diagnostic]) -> None:
     """Fill ``Diagnostic.edits`` (for JSON and SARIF) by applying each fix on its own."""
     texts: dict[str, Optional[str]] = {}
-    for diag in diags:
+    taken: dict[str, list[Edit]] = {}
+    for diag in sorted(diags, key=Diagnostic.sort_key):
         if not diag.fix_spec or diag.cell is not None:
             continue
         if diag.path not in texts:
@@ -290,6 +313,10 @@ def attach_edits(linter: Linter, diags: list[Diagnostic]) -> None:
             fixed, _ = apply_plan(text, plan, limit, _reset_lines(linter, Path(diag.path)))
         except FixError:
             continue
-        edit = _edit_between(text, fixed)
-        if edit is not None:
-            diag.edits = [edit]
+        edits = edits_between(text, fixed)
+        # every finding's edits stand alone and never overlap another's, so other tools can
+        # apply them all at once; a finding whose fix collides keeps its fix for --fix only
+        kept = taken.setdefault(diag.path, [])
+        if edits and not any(_overlaps(e, k) for e in edits for k in kept):
+            diag.edits = edits
+            kept.extend(edits)

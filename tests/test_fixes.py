@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
@@ -273,3 +274,40 @@ def test_hashseed_removal_is_unsafe_because_children_see_it(tmp_path: Path, monk
     assert "1 hidden fix can be enabled with the `--unsafe-fixes` option." in out
     code, out = run_cli(["rule", "DET105"], tmp_path, monkeypatch)
     assert "Unsafe: the assignment does not affect the running interpreter, but it does reach" in out
+
+
+def apply_edits(text: str, edits: list[dict]) -> str:
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(loc: dict) -> int:
+        return starts[loc["row"] - 1] + loc["column"] - 1
+
+    for edit in sorted(edits, key=lambda e: offset(e["location"]), reverse=True):
+        text = text[:offset(edit["location"])] + edit["content"] + text[offset(edit["end_location"]):]
+    return text
+
+
+def test_json_edits_are_minimal_and_never_overlap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = ("import numpy as np\nimport tensorflow as tf\n\n"
+              "ds = tf.data.Dataset.range(10).map(lambda x: x, num_parallel_calls=4, deterministic=False)\n"
+              "model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n"
+              "model.compile(optimizer='adam', jit_compile=True)\n"
+              "model.fit(np.zeros((2, 8, 8, 1)), np.zeros((2, 6, 6, 4)), workers=4, use_multiprocessing=True)\n")
+    (tmp_path / "t.py").write_text(source)
+    outputs = {run_cli(["t.py", "--tf-version", "2.12", "--output-format", "json"], tmp_path, monkeypatch)[1]
+               for _ in range(3)}
+    assert len(outputs) == 1  # the same edits every run
+    records = json.loads(outputs.pop())
+    edits = [e for r in records if r["fix"] for e in r["fix"]["edits"]]
+    assert {(e["content"], e["location"]["row"]) for e in edits} >= {("True", 4), ("False", 6), ("1", 7), ("False", 7)}
+    for edit in edits:  # exact ranges: a replaced literal, not its line
+        if edit["location"] != edit["end_location"]:
+            assert edit["location"]["row"] == edit["end_location"]["row"]
+            assert edit["end_location"]["column"] - edit["location"]["column"] <= len("False")
+    combined = apply_edits(source, edits)  # every emitted edit at once
+    compile(combined, "t.py", "exec")
+    assert "deterministic=True" in combined and "workers=1, use_multiprocessing=False" in combined
+    assert "jit_compile=False" in combined and "set_random_seed(42)" in combined

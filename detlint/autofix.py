@@ -17,7 +17,7 @@ from typing import Optional
 
 from .collect import collect
 from .engine import Linter, read_source, real
-from .fixes import FixError, apply_plan, is_applicable, plan_for
+from .fixes import FixError, apply_plan, drop_imports_made_unused, is_applicable, plan_for
 from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
 from .notebook import Notebook, NotebookError
@@ -120,6 +120,8 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         result.steps.append((result.fixed, used))
         result.fixed = fixed
         result.applied.extend(used)
+    if result.fixed != text and result.error is None:
+        result.fixed = drop_imports_made_unused(text, result.fixed)
     linter.set_source(path, result.fixed)
     return result
 

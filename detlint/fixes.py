@@ -478,3 +478,74 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
     except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
         raise FixError(f"the fixed file would not parse ({exc}); left unchanged") from exc
     return text, transformer.done
+
+
+# ---- imports a fix left unused -----------------------------------------------------------------
+class _UsedNames(cst.CSTVisitor):
+    """Every name the module reads outside its import statements (attribute names included,
+    which only errs on the side of keeping an import)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.used.add(node.value)
+
+
+def _used_names(module: cst.Module) -> set[str]:
+    visitor = _UsedNames()
+    module.visit(visitor)
+    return visitor.used
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return _dotted(alias.name).split(".")[0]
+
+
+def drop_imports_made_unused(before: str, after: str) -> str:
+    """Remove the top-level imports that ``before`` used and ``after`` (the fixed text) no longer
+    does: the fix made them unused. Imports that were already unused stay; so do star imports."""
+    try:
+        old, new = cst.parse_module(before), cst.parse_module(after)
+    except cst.ParserSyntaxError:
+        return after
+    was_used, now_used = _used_names(old), _used_names(new)
+    unused = {name for stmt in new.body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body
+              if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)
+              for name in (_bound_name(a) for a in small.names) if name in was_used and name not in now_used}
+    if not unused:
+        return after
+    body: list[cst.BaseStatement] = []
+    carry: list[cst.EmptyLine] = []
+    for stmt in new.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            smalls = []
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    names = [a for a in small.names if _bound_name(a) not in unused]
+                    if not names:
+                        continue
+                    if len(names) < len(small.names):
+                        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                        small = small.with_changes(names=names)
+                smalls.append(small)
+            if not smalls:  # at the top of the file, only its comments are kept
+                carry.extend(line for line in stmt.leading_lines if body or line.comment is not None)
+                continue
+            if len(smalls) < len(stmt.body):
+                smalls[-1] = smalls[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                stmt = stmt.with_changes(body=smalls)
+        if carry:
+            stmt = stmt.with_changes(leading_lines=_merge_blank_lines(carry, list(stmt.leading_lines)))
+            carry = []
+        body.append(stmt)
+    return new.with_changes(body=body).code

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from detlint.autofix import FileFix
+from detlint.fixes import _bound_name, _used_names
 from detlint.ftypes import Diagnostic
 
 
@@ -59,9 +60,21 @@ def lost_statements(original: str, fixed: str, touched: Iterable[int]) -> list[s
 
 
 def lost_in_fix(result: FileFix) -> list[str]:
-    """The property over every pass of a fix (each pass's line numbers refer to its own text)."""
+    """The property over every pass of a fix (each pass's line numbers refer to its own text).
+    The one thing a fix may remove unnamed is an import its changes left unused."""
     texts = [text for text, _ in result.steps] + [result.fixed]
     lost: list[str] = []
     for (before, diags), after in zip(result.steps, texts[1:]):
         lost += lost_statements(before, after, touched_lines(result.path, diags))
-    return lost
+    used = _used_names(cst.parse_module(result.fixed)) if lost else set()
+    return [code for code in lost if not _import_of_unused(code, used)]
+
+
+def _import_of_unused(code: str, used: set[str]) -> bool:
+    try:
+        small = cst.parse_statement(code + "\n").body[0]  # type: ignore[attr-defined]
+    except (cst.ParserSyntaxError, AttributeError, IndexError):
+        return False
+    if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+        return False
+    return all(_bound_name(alias) not in used for alias in small.names)

@@ -59,7 +59,7 @@ def test_fix_reports_counts_and_exit_code(tmp_path: Path, monkeypatch: pytest.Mo
     assert "[*]" not in out  # the remaining one has only an unsafe fix
     code, out = run_cli(["t.py", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
     assert out.rstrip().endswith("1 fixed, 0 remaining") and code == 0
-    assert (tmp_path / "t.py").read_text() == "import os\n"
+    assert (tmp_path / "t.py").read_text() == "\n"  # `import os` served only the removed lines
 
 
 def test_safe_fixes_are_marked_in_normal_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,7 +83,7 @@ def test_diff_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
 
 @pytest.mark.parametrize("encoding_case", ["crlf", "bom", "latin1", "tabs_no_final_newline"])
 def test_writes_are_lossless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding_case: str) -> None:
-    body = ("import os\n\nos.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\nif True:\n\tname = 'x'\n"
+    body = ("import os\n\nos.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\nif True:\n\tname = os.sep + 'x'\n"
             "model = tf.keras.Sequential()\n")
     if encoding_case == "crlf":
         data = body.replace("\n", "\r\n").encode()
@@ -178,7 +178,7 @@ def test_removal_never_takes_an_unrelated_statement(tmp_path: Path) -> None:
         assert "x = 1\ny = 2\nseed_everything(1)\n" in path.read_text()
 
 
-FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(1)\n"
+FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(os.sep)\n"
 
 
 def test_fix_does_not_write_through_a_symlink_out_of_the_project(tmp_path: Path,
@@ -195,7 +195,7 @@ def test_fix_does_not_write_through_a_symlink_out_of_the_project(tmp_path: Path,
     code, out = run_cli(["link.py", "inner_link.py", "--fix", "--unsafe-fixes"], project, monkeypatch)
     assert outside.read_text() == FIXABLE
     assert (project / "link.py").is_symlink()
-    assert (project / "inner.py").read_text() == "import os\nprint(1)\n"  # a link inside the project is fine
+    assert (project / "inner.py").read_text() == "import os\nprint(os.sep)\n"  # a link inside the project is fine
     assert (project / "inner_link.py").is_symlink()
     assert code == 1 and "1 remaining" in out
 
@@ -208,7 +208,7 @@ def test_fix_respects_read_only_files(tmp_path: Path, monkeypatch: pytest.Monkey
     (tmp_path / "rw.py").write_text(FIXABLE)
     code, out = run_cli(["ro.py", "rw.py", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
     assert path.read_text() == FIXABLE and stat.S_IMODE(path.stat().st_mode) == 0o444
-    assert (tmp_path / "rw.py").read_text() == "import os\nprint(1)\n"
+    assert (tmp_path / "rw.py").read_text() == "import os\nprint(os.sep)\n"
     assert "ro.py: is read-only" in capsys.readouterr().err
     assert code == 1 and out.rstrip().endswith("1 fixed, 1 remaining")
 
@@ -218,8 +218,8 @@ def test_fix_keeps_hard_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     path.write_text(FIXABLE)
     os.link(path, tmp_path / "other_name.py")
     run_cli(["t.py", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
-    assert path.read_text() == "import os\nprint(1)\n"
-    assert (tmp_path / "other_name.py").read_text() == "import os\nprint(1)\n"
+    assert path.read_text() == "import os\nprint(os.sep)\n"
+    assert (tmp_path / "other_name.py").read_text() == "import os\nprint(os.sep)\n"
     assert path.stat().st_ino == (tmp_path / "other_name.py").stat().st_ino
 
 
@@ -262,7 +262,7 @@ def test_fix_in_a_folder_it_cannot_write_reports_and_goes_on(tmp_path: Path, rea
     err = capsys.readouterr().err
     assert f"{locked}: not written (" in err or f"{locked}: cannot be written" in err, err
     assert (read_only_folder / "t.py").read_text() == FIXABLE
-    assert (free / "t.py").read_text() == "import os\nprint(1)\n"
+    assert (free / "t.py").read_text() == "import os\nprint(os.sep)\n"
     assert code == 1 and out.rstrip().endswith("1 fixed, 1 remaining"), out
 
 

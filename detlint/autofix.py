@@ -13,11 +13,11 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from .collect import collect
 from .engine import Linter, read_source, real
-from .fixes import FixError, apply_plan, drop_imports_made_unused, is_applicable, plan_for
+from .fixes import FixError, apply_plan, drop_imports_made_unused, existing_seed, is_applicable, plan_for
 from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
 from .notebook import Notebook, NotebookError
@@ -107,7 +107,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         chosen = _select(linter.kb, diags)
         if not chosen and not sites:
             break
-        plan, used = plan_for(chosen, linter.settings.seed, sites)
+        plan, used = plan_for(chosen, _seed_for(linter, path, result.fixed), sites)
         limit = min((d.line for d in used if (d.fix_spec or {}).get("action") == "insert"), default=None)
         try:
             fixed, _ = apply_plan(result.fixed, plan, limit, _reset_lines(linter, path))
@@ -159,6 +159,13 @@ def _at_module_level(linter: Linter, path: Path, diag: Diagnostic) -> bool:
     facts = linter.facts_of(path)
     scopes = {hit.scope for hit in (facts.hits if facts else []) if (hit.line, hit.col) == (diag.line, diag.col)}
     return scopes == {None}
+
+
+def _seed_for(linter: Linter, path: Path, text: str) -> Union[int, str]:
+    """The seed fixes write: the program's own where it has one, else the configured one."""
+    facts = linter.facts_of(path)
+    calls = [(hit.line, hit.col) for hit in (facts.hits if facts else []) if hit.owner.endswith("-seeders")]
+    return existing_seed(text, calls) or linter.settings.seed
 
 
 def _reset_lines(linter: Linter, path: Path) -> list[int]:

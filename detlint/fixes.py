@@ -44,7 +44,7 @@ def is_applicable(diag: Diagnostic, unsafe: bool) -> bool:
     return diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe")
 
 
-def plan_for(diags: Sequence[Diagnostic], seed: int, rewrite_sites: Sequence[tuple[Span, str]] = ()
+def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: Sequence[tuple[Span, str]] = ()
              ) -> tuple[FixPlan, list[Diagnostic]]:
     """A plan from the chosen findings of one file (redundant insertions already left out)."""
     plan = FixPlan()
@@ -78,7 +78,7 @@ def plan_for(diags: Sequence[Diagnostic], seed: int, rewrite_sites: Sequence[tup
     return plan, used
 
 
-def _render_keep_aliases(lines: Sequence[str], seed: int) -> list[str]:
+def _render_keep_aliases(lines: Sequence[str], seed: Union[int, str]) -> list[str]:
     """Fill {seed} now; module aliases ({tf}, {os}, ...) are filled per file later."""
     return [line.replace("{seed}", str(seed)) for line in lines]
 
@@ -549,3 +549,38 @@ def drop_imports_made_unused(before: str, after: str) -> str:
             carry = []
         body.append(stmt)
     return new.with_changes(body=body).code
+
+
+# ---- the program's own seed ----------------------------------------------------------------------
+def existing_seed(source: str, seeder_calls: Sequence[tuple[int, int]]) -> Optional[str]:
+    """The seed value the file already uses, so a fix seeds the missing generators with it rather
+    than with a second number: the literal given to one of ``seeder_calls`` (positions of
+    seeding calls), directly or through a module-level constant (``SEED = 7``). None when the
+    value is only known at run time (``args.seed``)."""
+    if not seeder_calls:
+        return None
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    constants: dict[str, str] = {}
+    for stmt in wrapper.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Integer)):
+                    constants[small.targets[0].target.value] = small.value.value
+    wanted = set(seeder_calls)
+    for node, rng in positions.items():
+        if not isinstance(node, cst.Call) or (rng.start.line, rng.start.column) not in wanted or not node.args:
+            continue
+        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value in ("seed", "tf_random_seed")),
+                   node.args[0] if node.args[0].keyword is None else None)
+        value = arg.value if arg is not None else None
+        if isinstance(value, cst.Integer):
+            return value.value
+        if isinstance(value, cst.Name) and value.value in constants:
+            return constants[value.value]
+    return None

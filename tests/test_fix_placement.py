@@ -106,3 +106,15 @@ def test_imports_the_fix_left_unused_go_and_no_others(tmp_path: Path) -> None:
     fixed = fix(tmp_path, source)
     # os and time served only what the fixes changed; sys was unused before and is not ours to judge
     assert fixed == "import sys\nimport random\n\nrandom.seed(42)\n"
+
+
+def test_fixes_reuse_the_programs_own_seed(tmp_path: Path) -> None:
+    training = CONV_TRAINING.replace("Conv2D(4, 3)", "Conv2D(4, 3), tf.keras.layers.Dropout(0.5)")
+    constant = "import random\nimport numpy as np\nimport tensorflow as tf\n\nSEED = 1234\nrandom.seed(SEED)\n"
+    fixed = fix(tmp_path, constant + training, "2.12")
+    assert "tf.keras.utils.set_random_seed(1234)" in fixed and "42" not in fixed
+    literal = "import numpy as np\nimport tensorflow as tf\nnp.random.seed(seed=7)\n"
+    assert "tf.keras.utils.set_random_seed(7)" in fix(tmp_path, literal + training, "2.12")
+    # a seed only known at run time cannot be written at the top: the configured one is used
+    runtime = "import sys\nimport numpy as np\nimport tensorflow as tf\nnp.random.seed(int(sys.argv[1]))\n"
+    assert "tf.keras.utils.set_random_seed(42)" in fix(tmp_path, runtime + training, "2.12")

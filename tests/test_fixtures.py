@@ -34,3 +34,10 @@ def test_messages_name_the_module_that_holds_the_op() -> None:
     assert "enable_op_determinism()" in det201.message
     assert Path(det201.path).name == "train.py"
     assert ROOT.exists()
+
+
+def test_keras3_seed_message_names_the_tf_seed_it_means() -> None:
+    files = sorted((FIXTURES / "programs" / "keras3_seed_helper").rglob("*.py"))
+    (det102,) = [d for d in lint_paths(files, "2.21") if d.code == "DET102"]
+    assert det102.message.startswith(
+        "tf.random.set_seed (in tests/fixtures/programs/keras3_seed_helper/seeding.py:5) seeds only TensorFlow")

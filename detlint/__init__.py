@@ -13,11 +13,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runtime import DeterminismError, Report
 
 
-def apply(seed: int = 42, *, strict: bool = False) -> "Report":
+def apply(seed: int = 42, *, strict: bool = False, require_hashseed: bool = False) -> "Report":
     """Apply detlint's fixes in this process; see ``detlint.runtime.apply``."""
     from .runtime import apply as _apply
 
-    return _apply(seed, strict=strict)
+    return _apply(seed, strict=strict, require_hashseed=require_hashseed)
 
 
 def diverge(step_fn: Any, **kwargs: Any) -> Any:

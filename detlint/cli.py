@@ -9,11 +9,19 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from . import __version__
-from .config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option
+from .config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option, seed_arg
 from .cache import FactsCache
+from .ftypes import Diagnostic
 from .kb import KnowledgeBaseError
 
-SUBCOMMANDS = ("check", "rule")
+SUBCOMMANDS = ("check", "run", "diverge", "rule")
+COMMANDS_HELP = """commands:
+  check     check files and folders (the default: 'detlint PATHS' is 'detlint check PATHS')
+  run       start a program with determinism set up before its interpreter starts
+  diverge   run a program twice and name the first op whose outputs differ
+  rule      print a rule's documentation ('detlint rule --all' lists the rules)
+
+'detlint COMMAND --help' describes a command's options."""
 
 
 def _codes(text: str) -> list[str]:
@@ -38,7 +46,7 @@ def _per_file_ignores(values: Optional[list[str]]) -> Optional[dict[str, list[st
 def check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="detlint", description="Find what makes TensorFlow/Keras training non-reproducible.",
-        epilog="Other commands: 'detlint rule CODE' prints a rule's documentation.")
+        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", default=[], help="files or folders to check ('-' reads stdin)")
     p.add_argument("--version", action="version", version=f"detlint {__version__}")
     p.add_argument("--select", type=_codes, help="codes or prefixes to enable (default DET)")
@@ -55,10 +63,12 @@ def check_parser() -> argparse.ArgumentParser:
                    help="globs of files that are programs even without a main guard")
     p.add_argument("--tf-version", help="target TensorFlow version, e.g. 2.15")
     p.add_argument("--keras-version", type=int, choices=(2, 3), help="Keras major version (default: from TF)")
-    p.add_argument("--seed", type=int, help="seed value fixes write (default 42)")
+    p.add_argument("--seed", type=seed_arg, help="seed value fixes write, 0 to 2**32-1 (default 42)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default concise")
     p.add_argument("-o", "--output-file", help="write the report to a file")
-    p.add_argument("--statistics", action="store_true", help="count findings per rule")
+    p.add_argument("--statistics", action="store_true", help="print only the number of findings per rule")
+    p.add_argument("--no-progress", action="store_true",
+                   help="never show progress (shown on stderr for long runs, only when it is a terminal)")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour or speed")
@@ -113,23 +123,76 @@ def group_by_project(files: list[Path], default_root: Path) -> dict[Path, list[P
     return groups
 
 
+def check_output_file(name: Optional[str], inputs: list[Path]) -> None:
+    """Before any work: refuse to write the report over a file being checked, and create the
+    report's folder when it does not exist yet."""
+    if not name:
+        return
+    target = Path(name)
+    if target.is_dir():
+        raise ConfigError(f"-o {name}: is a folder, not a file")
+    if target.exists():
+        for path in inputs:
+            try:
+                same = os.path.samefile(target, path)
+            except OSError:
+                continue
+            if same:
+                raise ConfigError(f"-o {name}: refusing to write the report over {path}, a file being checked")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"-o {name}: cannot create the folder {target.parent}: {exc.strerror or exc}") from None
+
+
+def lint_group(sub: Any, group: list[Path], jobs: int, cache: Optional[FactsCache], progress: Any) -> list[Diagnostic]:
+    """``sub.run(group)``; with a progress line, the same work in slices so that it can be counted.
+
+    Each slice that is parsed in parallel gets its own worker pool. Where workers are forked,
+    libcst is imported here first (once some file needs parsing), so that no pool imports it
+    again; where they are not, the files are read in one piece as ``run`` does."""
+    if progress is None:
+        return sub.run(group, jobs, cache).diagnostics
+    import multiprocessing
+
+    sub.cache = cache
+    forked = multiprocessing.get_start_method() == "fork"
+    step = max(8 * jobs, 24, len(group) // 20) if jobs == 1 or forked else len(group)
+    for start in range(0, len(group), step):
+        chunk = group[start:start + step]
+        if jobs > 1 and forked and (cache is None or cache.misses):
+            from . import collect  # noqa: F401  (imports libcst)
+        sub.prefetch(chunk, jobs, cache)
+        progress.update(read=len(chunk), cached=cache.hits if cache else 0)
+    diags: list[Diagnostic] = []
+    for path in group:
+        diags.extend(sub.lint_file(path, sub.display(path)))
+        progress.update(checked=1)
+    return sorted(diags, key=Diagnostic.sort_key)
+
+
 def run_check(argv: Sequence[str], out: TextIO) -> int:
     from .engine import Linter
     from .discovery import discover
-    from .output import emit, write_statistics
+    from .kb import load
+    from .output import Progress, emit, write_statistics
 
     args = check_parser().parse_args(list(argv))
     paths = [Path(p) for p in (args.paths or ["."])]
     stdin_mode = [str(p) for p in paths] == ["-"]
     anchor = [Path(args.stdin_filename)] if stdin_mode and args.stdin_filename else (
         [] if stdin_mode else paths)
-    settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated)
+    kb = load()
+    settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated,
+                             known_codes=kb.rules)
     if args.show_settings:
         out.write(json.dumps(settings.describe(), indent=2) + "\n")
         return 0
-    linter = Linter(settings)
+    linter = Linter(settings, kb)
+    fixed_count = 0
     if stdin_mode:
         name = args.stdin_filename or "-"
+        check_output_file(args.output_file, [Path(args.stdin_filename)] if args.stdin_filename else [])
         virtual = Path(name if args.stdin_filename else "stdin.py")
         data = sys.stdin.buffer.read()
         from .engine import read_source
@@ -144,12 +207,16 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         diags = linter.lint_file(virtual, name)
     else:
         files = discover(paths, settings, force_exclude=args.force_exclude)
+        if not files:
+            sys.stderr.write("detlint: warning: No Python files found under the given path(s); nothing was checked\n")
         if args.show_files:
             out.write("".join(f"{linter.display(f)}\n" for f in files))
             return 0
+        check_output_file(args.output_file, files + [p for p in paths if p.is_file()])
         diags = []
         fixing = args.fix or args.diff or args.fix_only
         jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+        progress = None if fixing else Progress.create(len(files), sys.stderr, enabled=not args.no_progress)
 
         def cache_for(sub: Linter) -> Optional[FactsCache]:
             if args.no_cache:
@@ -157,15 +224,15 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             directory = Path(args.cache_dir) if args.cache_dir else sub.settings.project_root / sub.settings.cache_dir
             return FactsCache(directory, linter.kb.digest)
 
-        fixed_count, changed = 0, 0
-        for root, group in group_by_project(files, settings.project_root).items():
-            # a nested project (its own pyproject.toml) is checked with its own settings and pins
-            sub = linter if root == settings.project_root else Linter(
-                load_settings([root], cli_settings(args), isolated=args.isolated), linter.kb)
-            if not fixing:
-                diags.extend(sub.run(group, jobs, cache_for(sub)).diagnostics)
-                continue
-            if fixing:
+        changed = 0
+        try:
+            for root, group in group_by_project(files, settings.project_root).items():
+                # a nested project (its own pyproject.toml) is checked with its own settings and pins
+                sub = linter if root == settings.project_root else Linter(
+                    load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules), kb)
+                if not fixing:
+                    diags.extend(lint_group(sub, group, jobs, cache_for(sub), progress))
+                    continue
                 from .autofix import fix_files, unified_diff
 
                 results = fix_files(sub, group, unsafe=args.unsafe_fixes, write=not args.diff)
@@ -182,7 +249,10 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                 if args.diff:
                     continue
                 sub = Linter(sub.settings, linter.kb)  # re-read what was written
-            diags.extend(sub.run(group).diagnostics)
+                diags.extend(sub.run(group).diagnostics)
+        finally:
+            if progress is not None:
+                progress.close()
         if args.diff:
             sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
             return 1 if changed and not args.exit_zero else 0
@@ -190,14 +260,17 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             out.write(f"{fixed_count} fixed.\n")
             return 0
 
-    if settings.output_format in ("json", "sarif") and not stdin_mode:
+    if settings.output_format in ("json", "sarif") and not stdin_mode and not args.statistics:
         from .autofix import attach_edits
 
         attach_edits(linter, diags)
     stream: TextIO = out
     handle = None
     if args.output_file:
-        handle = open(args.output_file, "w", encoding="utf-8")
+        try:
+            handle = open(args.output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"-o {args.output_file}: cannot write: {exc.strerror or exc}") from None
         stream = handle
     try:
         cache: dict[str, list[str]] = {}
@@ -210,11 +283,12 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                     cache[path] = []
             return cache[path]
 
-        emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
-             unsafe_enabled=args.unsafe_fixes)
-        if args.statistics:
-            write_statistics(diags, stream)
-        if not stdin_mode and (args.fix or args.unsafe_fixes) and settings.output_format in ("concise", "full"):
+        if args.statistics:  # the table only, as ruff prints it
+            write_statistics(diags, stream, settings.output_format, unsafe=args.unsafe_fixes)
+        else:
+            emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
+                 unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url)
+        if not stdin_mode and args.fix and not args.statistics and settings.output_format in ("concise", "full"):
             stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
     finally:
         if handle:

@@ -1,13 +1,15 @@
 """Settings: ``[tool.detlint]`` in pyproject.toml, command-line overrides, and the target version."""
 from __future__ import annotations
 
+import argparse
+import difflib
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
-from .versions import NEWEST_KNOWN, Version, lowest_allowed
+from .versions import KNOWN_TF_VERSIONS, NEWEST_KNOWN, Version, known_versions, lowest_allowed
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,10 +22,50 @@ _REQ_RE = re.compile(r"^\s*(tensorflow(?:-cpu|-gpu|-macos|-intel|-aarch64)?|tf-n
                      r"\s*([^;#]*)", re.IGNORECASE)
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
 DEFAULT_SEED = 42
+SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
+SEVERITIES = ("error", "warning", "note")
+DEFAULT_SEVERITY = "warning"
 
 
 class ConfigError(Exception):
     """Bad configuration or arguments: reported with exit code 2."""
+
+
+_warned: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """A problem that does not stop the run, said once on stderr."""
+    if message not in _warned:
+        _warned.add(message)
+        sys.stderr.write(f"detlint: warning: {message}\n")
+
+
+def check_seed(value: object) -> int:
+    """``value`` if it is a seed every generator accepts (0 <= seed < 2**32), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"a seed must be an integer from 0 to {SEED_LIMIT - 1} (2**32 - 1), got {value!r}")
+    return value
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for ``--seed``: a usage error (exit 2) outside 0 <= seed < 2**32."""
+    try:
+        return check_seed(int(text))
+    except ValueError as exc:
+        message = str(exc) if text.strip().lstrip("+-").isdigit() else f"not an integer: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def check_codes(codes: list[str], known: Iterable[str], where: str) -> None:
+    """Every entry must be ``ALL``, a rule code or a prefix of one (``DET``, ``DET2``, ``DET20``)."""
+    known = sorted(known)
+    for code in codes:
+        if code == "ALL" or any(k.startswith(code) for k in known):
+            continue
+        near = difflib.get_close_matches(code.upper(), known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{hint} ('detlint rule --all' lists them)")
 
 
 @dataclass
@@ -47,6 +89,8 @@ class Settings:
     respect_gitignore: bool = True
     output_format: str = "concise"
     cache_dir: str = ".detlint_cache"
+    severity: dict[str, str] = field(default_factory=dict)  # code or prefix -> error/warning/note
+    docs_url: Optional[str] = None  # where the rules page is published; no rule URLs without it
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -62,7 +106,7 @@ class Settings:
             "exclude": self.exclude, "extend-exclude": self.extend_exclude,
             "entry-points": self.entry_points, "src": self.src,
             "respect-gitignore": self.respect_gitignore, "output-format": self.output_format,
-            "cache-dir": self.cache_dir,
+            "cache-dir": self.cache_dir, "severity": self.severity, "docs-url": self.docs_url,
         }
 
 
@@ -75,7 +119,9 @@ _KEYS: dict[str, tuple[type, str]] = {
     "extend-exclude": (list, "extend_exclude"), "entry-points": (list, "entry_points"),
     "src": (list, "src"), "respect-gitignore": (bool, "respect_gitignore"),
     "output-format": (str, "output_format"), "cache-dir": (str, "cache_dir"),
+    "severity": (dict, "severity"), "docs-url": (str, "docs_url"),
 }
+_CODE_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
 
 
 def find_project_root(start: Path) -> Path:
@@ -90,21 +136,41 @@ def find_project_root(start: Path) -> Path:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
-def _apply_table(settings: Settings, table: dict[str, Any], where: str) -> None:
+def _read_pyproject(path: Path, ours: bool = False) -> dict[str, Any]:
+    """The parsed file, or {} with a warning when a pyproject.toml that does not configure
+    detlint cannot be read: it belongs to other tools, and judging it is not detlint's job."""
+    try:
+        return _read_toml(path)
+    except ConfigError as exc:
+        try:
+            mentions_us = b"tool.detlint" in path.read_bytes()
+        except OSError:
+            mentions_us = False
+        if ours or mentions_us:
+            raise
+        warn(f"{exc}; its settings and dependency pins are ignored")
+        return {}
+
+
+def _apply_table(settings: Settings, table: dict[str, Any], where: str,
+                 known_codes: Optional[Iterable[str]] = None) -> None:
     for key, value in table.items():
         if key not in _KEYS:
             raise ConfigError(f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(_KEYS))}")
         expected, attr = _KEYS[key]
-        if expected is str and isinstance(value, (int, float)) and key == "tensorflow-version":
-            value = str(value)
+        label = f"--{key}" if where == "command line" else f"{where}: {key}"
+        if key == "tensorflow-version" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise ConfigError(f"{where}: tensorflow-version must be a quoted string such as \"2.10\"; "
+                              f"unquoted, TOML reads it as the number {value!r}")
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{where}: {key} must be a {expected.__name__}, got {value!r}")
         if expected is list and not all(isinstance(v, str) for v in value):
@@ -113,19 +179,43 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str) -> None:
             settings.tf_version = parse_version_option(value, f"{where}: tensorflow-version")
             settings.tf_version_source = f"{where} tensorflow-version"
             continue
+        if key == "seed":
+            try:
+                check_seed(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
         if key == "keras-version":
             if value not in (2, 3):
                 raise ConfigError(f"{where}: keras-version must be 2 or 3, got {value!r}")
             settings.keras_source = f"{where} keras-version"
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: output-format must be one of {', '.join(OUTPUT_FORMATS)}")
+        if key in _CODE_KEYS and known_codes is not None:
+            check_codes(value, known_codes, label)
         if key == "per-file-ignores":
             for pattern, codes in value.items():
                 if isinstance(codes, str):
                     codes = [codes]
                 if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
                     raise ConfigError(f"{where}: per-file-ignores[{pattern!r}] must be a list of codes")
+                if known_codes is not None:
+                    check_codes(codes, known_codes, f"{label}[{pattern!r}]")
                 value[pattern] = codes
+        if key == "severity":
+            for code, level in value.items():
+                if level not in SEVERITIES:
+                    raise ConfigError(f"{where}: severity[{code!r}] must be one of {', '.join(SEVERITIES)}, "
+                                      f"got {level!r}")
+            if known_codes is not None:
+                check_codes(list(value), known_codes, label)
+        if key == "docs-url":
+            try:
+                value.format(code="DET101", name="missing-global-seed", anchor="missing-global-seed-det101")
+            except (KeyError, IndexError, ValueError):
+                value = ""
+            if not re.match(r"^https?://\S+$", value):
+                raise ConfigError(f"{label} must be an absolute http(s) URL (placeholders: {{code}}, {{name}}, "
+                                  f"{{anchor}}), got {table[key]!r}")
         if key == "extend-ignore":
             value = settings.ignore + value
         if key == "select":
@@ -135,9 +225,53 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str) -> None:
 
 def parse_version_option(text: str, where: str) -> Version:
     try:
-        return Version.parse(text)
+        version = Version.parse(text)
     except ValueError:
         raise ConfigError(f"{where}: {text!r} is not a TensorFlow version such as 2.15") from None
+    if version not in known_versions():
+        raise ConfigError(f"{where}: TensorFlow {version} is outside the versions detlint knows "
+                          f"({KNOWN_TF_VERSIONS[0]} to {KNOWN_TF_VERSIONS[-1]})")
+    return version
+
+
+def _strings(value: Any, what: str, where: str) -> list[str]:
+    """A list of requirement strings; anything else is warned about and ignored."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    warn(f"{where}: {what} is not a list; ignored")
+    return []
+
+
+def _table(value: Any, what: str, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    warn(f"{where}: {what} is not a table; ignored")
+    return {}
+
+
+def _pyproject_dependencies(pyproject: Path) -> list[str]:
+    """Requirement strings from [project] and [tool.poetry]; malformed parts are skipped with a
+    warning (the file is read for its pins only, its shape is other tools' business)."""
+    where = str(pyproject)
+    try:
+        data = _read_toml(pyproject)
+    except ConfigError:
+        return []  # said once when the settings were read
+    project = _table(data.get("project"), "[project]", where)
+    deps = _strings(project.get("dependencies"), "[project] dependencies", where)
+    for extra, items in _table(project.get("optional-dependencies"), "[project] optional-dependencies",
+                               where).items():
+        deps.extend(_strings(items, f"[project.optional-dependencies] {extra}", where))
+    tool = _table(data.get("tool"), "'tool'", where)
+    poetry = _table(tool.get("poetry"), "[tool.poetry]", where)
+    for name, spec in _table(poetry.get("dependencies"), "[tool.poetry] dependencies", where).items():
+        if isinstance(spec, str):
+            deps.append(f"{name}{'' if spec[:1] in '<>=!~' else '=='}{spec.lstrip('^')}")
+    return deps
 
 
 def _dependency_lines(root: Path) -> list[tuple[str, str]]:
@@ -145,20 +279,7 @@ def _dependency_lines(root: Path) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
-        try:
-            data = _read_toml(pyproject)
-        except ConfigError:
-            data = {}
-        project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
-        deps = list(project.get("dependencies", []) or [])
-        for extra in (project.get("optional-dependencies", {}) or {}).values():
-            deps.extend(extra or [])
-        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {}) if isinstance(
-            data.get("tool"), dict) else {}
-        for name, spec in (poetry or {}).items():
-            if isinstance(spec, str):
-                deps.append(f"{name}{'' if spec[:1] in '<>=!~' else '=='}{spec.lstrip('^')}")
-        found.extend((d, "pyproject.toml") for d in deps if isinstance(d, str))
+        found.extend((d, "pyproject.toml") for d in _pyproject_dependencies(pyproject))
     for req in sorted(root.glob("requirements*.txt")):
         try:
             found.extend((line, req.name) for line in req.read_text(encoding="utf-8", errors="replace").splitlines())
@@ -216,8 +337,12 @@ def installed_tf_version() -> Optional[tuple[Version, str]]:
 
 
 def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
-                  config_path: Optional[Path] = None, isolated: bool = False) -> Settings:
-    """Settings for a run: defaults < pyproject ``[tool.detlint]`` < command line."""
+                  config_path: Optional[Path] = None, isolated: bool = False,
+                  known_codes: Optional[Iterable[str]] = None) -> Settings:
+    """Settings for a run: defaults < pyproject ``[tool.detlint]`` < command line.
+
+    With ``known_codes`` (the knowledge base's rule codes), selections naming no known code or
+    prefix are an error; the flake8 plugin passes none, as flake8 owns selection there."""
     cli = cli or {}
     start = config_path.parent if config_path else (paths[0] if paths else Path.cwd())
     root = find_project_root(start if start.exists() else Path.cwd())
@@ -227,14 +352,19 @@ def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
         if config_path is not None and not config_path.is_file():
             raise ConfigError(f"config file {config_path} does not exist")
         if pyproject.is_file():
-            table = _read_toml(pyproject).get("tool", {}).get("detlint")
+            data = _read_pyproject(pyproject, ours=config_path is not None)
+            tool = data.get("tool", {})
+            if not isinstance(tool, dict):
+                warn(f"{pyproject}: 'tool' is not a table; ignored")
+                tool = {}
+            table = tool.get("detlint")
             if table is not None:
                 if not isinstance(table, dict):
                     raise ConfigError(f"{pyproject}: [tool.detlint] must be a table")
                 settings.config_file = pyproject
-                _apply_table(settings, dict(table), f"{pyproject.name} [tool.detlint]")
+                _apply_table(settings, dict(table), f"{pyproject.name} [tool.detlint]", known_codes)
     if cli:
-        _apply_table(settings, {k: v for k, v in cli.items() if v is not None}, "command line")
+        _apply_table(settings, {k: v for k, v in cli.items() if v is not None}, "command line", known_codes)
         if cli.get("tensorflow-version") is not None:
             settings.tf_version_source = "--tf-version"
     if settings.tf_version_source == "newest version detlint knows":

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,10 +22,12 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from . import kb as kb_module
-from .recorder import ENV_DUMP, ENV_MB, ENV_SECONDS, ENV_SEED, ENV_STEPS, dump_size_mb
+from .config import check_seed, seed_arg
+from .recorder import ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS, dump_size_mb, library_roots
 from .runtime import tf_version
 
-LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python", "<frozen", "<string>", "/detlint/")
+LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
+QUIET_LEVEL = "2"  # TensorFlow's C++ INFO and WARNING lines (its start-up banner) are not shown
 NEARBY = 6  # how many earlier ops to look at when the differing op itself is not in the knowledge base
 
 
@@ -157,7 +158,16 @@ def _value(reader: Any, record: Record) -> Any:
     return reader.execution_to_tensor_values(execution)[slot]
 
 
-def _location(reader: Any, record: Record) -> str:
+def is_library_frame(filename: str, roots: Sequence[str]) -> bool:
+    """Is this stack frame library code? Pseudo-files (``<frozen ...>``, ``<string>``) and files
+    under one of ``roots`` (see ``recorder.library_roots``) are; everything else is the program's."""
+    if not filename or filename.startswith("<"):
+        return True
+    path = os.path.realpath(filename)
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _location(reader: Any, record: Record, roots: Sequence[str] = ()) -> str:
     try:
         if record.stream == "graph":
             trace = record.handle
@@ -167,7 +177,8 @@ def _location(reader: Any, record: Record) -> str:
             _, frames = reader.read_execution_stack_trace(record.handle[0])
     except Exception:
         return "unknown source location"
-    user = [f for f in frames if not any(marker in f[0] for marker in LIBRARY_MARKERS)]
+    roots = list(roots) or library_roots()
+    user = [f for f in frames if not is_library_frame(f[0], roots)]
     if not user:
         return "unknown source location (only library frames)"
     path, line, func = user[-1][:3]
@@ -254,8 +265,9 @@ def _first_difference(base: list[Record], other: list[Record], unordered: Sequen
     return best
 
 
-def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
-    """Compare run 1 with every other run; the earliest difference (by time) is reported."""
+def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> DivergeReport:
+    """Compare run 1 with every other run; the earliest difference (by time) is reported.
+    ``roots``: the library folders of the programs' interpreter (this one's when empty)."""
     kb = kb_module.load()
     version = tf_version() or kb_module.Version.parse("2.21")
     raw = _raw_op_rules(kb, version)
@@ -299,7 +311,7 @@ def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
         fix = rule.fix_for(version) if rule else None
         report.first = Divergence(
             stream=record.stream, position=len(earlier), op_type=record.op_type, op_name=record.op_name,
-            location=_location(reader0, record), max_abs_diff=diff, detail=detail,
+            location=_location(reader0, record, roots), max_abs_diff=diff, detail=detail,
             rule=code, rule_name=rule.name if rule else None,
             fix=(fix.title.replace("{seed}", str(seed)) + f" (TF {version})") if fix else None)
         return report
@@ -312,18 +324,47 @@ def compare(dumps: list[str], seed: int = 42) -> DivergeReport:
 
 
 # ---- running --------------------------------------------------------------------------------------
+def _quiet_level(value: Optional[str]) -> str:
+    """A log level at least as quiet as ``QUIET_LEVEL`` (a quieter one the user set is kept)."""
+    return value if value and value.isdigit() and int(value) >= int(QUIET_LEVEL) else QUIET_LEVEL
+
+
+def _import_tensorflow_quietly(verbose: bool) -> None:
+    """Import what reads the records with TensorFlow's start-up banner kept off stderr. The
+    banner comes from native code that has read its log level before Python can set one, so the
+    import runs with file descriptor 2 sent to a temporary file, shown only if the import fails."""
+    if verbose or "tensorflow" in sys.modules:
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        return
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            from tensorflow.python.debug.lib import debug_events_reader  # type: ignore[import-not-found]  # noqa: F401
+        except BaseException:
+            os.dup2(saved, 2)
+            caught.seek(0)
+            sys.stderr.write(caught.read().decode("utf-8", errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def _child_env(dump: str, seed: Optional[int], apply: bool, steps: Optional[int], seconds: Optional[float],
-               max_mb: float) -> dict[str, str]:
-    from .launcher import BOOT
+               max_mb: float, verbose: bool = False) -> dict[str, str]:
+    from .launcher import boot_environment
 
     env = dict(os.environ)
     for key in list(env):
         if key.startswith(("DETLINT_DIVERGE", "DETLINT_APPLY")):
             del env[key]
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join([str(BOOT), package_root] + [p for p in env.get("PYTHONPATH", "").split(
-        os.pathsep) if p])
+    boot_environment(env)
     env[ENV_DUMP] = dump
+    env[ENV_PATHS] = dump + ".paths.json"
     env[ENV_MB] = str(max_mb)
     if steps:
         env[ENV_STEPS] = str(steps)
@@ -334,46 +375,75 @@ def _child_env(dump: str, seed: Optional[int], apply: bool, steps: Optional[int]
     if apply:
         env["DETLINT_APPLY_SEED"] = str(seed if seed is not None else 42)
         env["PYTHONHASHSEED"] = "0"
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not verbose:
+        env[LOG_LEVEL] = _quiet_level(env.get(LOG_LEVEL))
     return env
 
 
 def _run_child(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Optional[float], max_mb: float,
-               report: DivergeReport) -> None:
+               report: DivergeReport, verbose: bool = False) -> None:
+    """One run. Quiet by default (its stderr is kept in a file, never a pipe that could fill up
+    and stall the program); with ``verbose`` its output goes to this process's stderr."""
     hard_limit = (seconds or 600) + 120
-    proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    start = time.monotonic()
-    while proc.poll() is None:
-        time.sleep(0.2)
-        if time.monotonic() - start > hard_limit or dump_size_mb(dump) > 2 * max_mb:
-            proc.kill()
-            report.notes.append("a run was stopped at the time or disk limit; its record may be incomplete")
-            break
-    _, err = proc.communicate()
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
+        if verbose:
+            sys.stderr.flush()
+            try:
+                shown: Optional[int] = sys.stderr.fileno()
+            except (AttributeError, OSError, ValueError):  # a stderr without a file (captured)
+                shown = None
+            proc = subprocess.Popen(list(cmd), env=env, stdout=shown, stderr=None)
+        else:
+            proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=err)
+        start = time.monotonic()
+        while proc.poll() is None:
+            time.sleep(0.2)
+            if time.monotonic() - start > hard_limit or dump_size_mb(dump) > 2 * max_mb:
+                proc.kill()
+                report.notes.append("a run was stopped at the time or disk limit; its record may be incomplete")
+                break
+        proc.wait()
+        err.seek(0)
+        lines = err.read().strip().splitlines()
     report.exit_codes.append(proc.returncode)
-    if proc.returncode not in (0, None) and err:
-        report.notes.append("run output ends with: " + err.strip().splitlines()[-1][:300])
+    if proc.returncode not in (0, None) and lines:
+        report.notes.append("run output ends with: " + lines[-1][:300])
     report.dump_mb.append(dump_size_mb(dump))
+
+
+def _roots(dumps: list[str]) -> list[str]:
+    """Library folders of this interpreter and of the programs' (which may be another one)."""
+    roots = set(library_roots())
+    for dump in dumps:
+        try:
+            roots.update(str(r) for r in json.loads(Path(dump + ".paths.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+    return sorted(roots)
 
 
 def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = None, apply: bool = False,
                     max_steps: Optional[int] = 2, time_limit: Optional[float] = 300.0,
-                    max_dump_mb: float = 512.0) -> DivergeReport:
-    """Run ``cmd`` (``python train.py ...``) ``runs`` times and compare what its ops computed."""
+                    max_dump_mb: float = 512.0, verbose: bool = False) -> DivergeReport:
+    """Run ``cmd`` (``python train.py ...``) ``runs`` times and compare what its ops computed.
+    TensorFlow's log lines are kept quiet (in the runs and here) unless ``verbose``."""
     if runs < 2:
         raise ValueError("diverge needs at least two runs")
+    if seed is not None:
+        check_seed(seed)
     report = DivergeReport(command=" ".join(cmd), runs=runs)
     with tempfile.TemporaryDirectory(prefix="detlint-diverge-") as tmp:  # removed even on failure
         dumps = []
         for i in range(runs):
             dump = os.path.join(tmp, f"run{i + 1}")
             dumps.append(dump)
-            _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb), dump, time_limit,
-                       max_dump_mb, report)
+            _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
+                       time_limit, max_dump_mb, report, verbose)
         if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
             report.notes.append("is TensorFlow installed for that interpreter, and does the program import it?")
             return report
-        compared = compare(dumps, seed if seed is not None else 42)
+        _import_tensorflow_quietly(verbose)
+        compared = compare(dumps, seed if seed is not None else 42, _roots(dumps))
         report.ops_compared, report.values_compared, report.first = (
             compared.ops_compared, compared.values_compared, compared.first)
         report.compared = True
@@ -382,7 +452,8 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
 
 def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] = None,
             inputs: Sequence[Any] = (), apply: bool = False, max_steps: Optional[int] = 2,
-            time_limit: Optional[float] = 300.0, max_dump_mb: float = 512.0) -> DivergeReport:
+            time_limit: Optional[float] = 300.0, max_dump_mb: float = 512.0,
+            verbose: bool = False) -> DivergeReport:
     """Run ``step_fn(*inputs)`` in ``runs`` fresh processes and report the first op whose output
     differs. ``step_fn`` must be importable by name (a module-level function)."""
     with tempfile.TemporaryDirectory(prefix="detlint-step-") as tmp:
@@ -394,7 +465,8 @@ def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] =
         code = ("import pickle, sys; sys.path[:0] = %r; fn, args = pickle.load(open(%r, 'rb')); fn(*args)"
                 % (module_dirs, payload))
         report = diverge_command([sys.executable, "-c", code], runs=runs, seed=seed, apply=apply,
-                                 max_steps=max_steps, time_limit=time_limit, max_dump_mb=max_dump_mb)
+                                 max_steps=max_steps, time_limit=time_limit, max_dump_mb=max_dump_mb,
+                                 verbose=verbose)
         report.command = f"{step_fn.__module__}.{step_fn.__qualname__}"
         return report
 
@@ -402,23 +474,34 @@ def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] =
 def main(argv: Sequence[str]) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="detlint diverge",
-                                usage="detlint diverge [--runs N] [--seed N] [--apply] -- python train.py ARGS",
-                                description="Find the first op whose outputs differ between runs.")
-    p.add_argument("--runs", type=int, default=2)
-    p.add_argument("--seed", type=int, help="seed both runs alike, to look past missing seeds")
+    p = argparse.ArgumentParser(
+        prog="detlint diverge",
+        usage="detlint diverge [-h] [--runs N] [--seed N] [--apply] [--verbose] [--max-steps N]\n"
+              "                       [--time-limit SECONDS] [--max-dump-mb MB] [--output-format {text,json}]\n"
+              "                       -- COMMAND [ARGS...]",
+        description="Run a program several times, record every op's outputs with TensorFlow's debugger, "
+                    "and name the first op whose outputs differ between runs.")
+    p.add_argument("--runs", type=int, default=2, metavar="N",
+                   help="how many runs to compare, at least 2 (default 2)")
+    p.add_argument("--seed", type=seed_arg, metavar="N", help="seed both runs alike, to look past missing seeds")
     p.add_argument("--apply", action="store_true", help="run both under detlint.apply()")
-    p.add_argument("--max-steps", type=int, default=2, help="stop Keras training after N steps (default 2)")
-    p.add_argument("--time-limit", type=float, default=300.0, help="seconds per run (default 300)")
-    p.add_argument("--max-dump-mb", type=float, default=512.0, help="disk for each run's record (default 512)")
-    p.add_argument("--output-format", choices=("text", "json"), default="text")
-    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.add_argument("--verbose", action="store_true",
+                   help="show the runs' output and TensorFlow's log lines (on stderr)")
+    p.add_argument("--max-steps", type=int, default=2, metavar="N", help="stop Keras training after N steps (default 2)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS", help="seconds per run (default 300)")
+    p.add_argument("--max-dump-mb", type=float, default=512.0, metavar="MB",
+                   help="disk for each run's record (default 512)")
+    p.add_argument("--output-format", choices=("text", "json"), default="text",
+                   help="text for people, json for tools (default text)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
     args = p.parse_args(list(argv))
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         p.error("give the program after --, e.g. detlint diverge -- python train.py")
+    if args.runs < 2:
+        p.error("--runs: at least 2 runs are needed to compare")
     report = diverge_command(command, runs=args.runs, seed=args.seed, apply=args.apply, max_steps=args.max_steps,
-                             time_limit=args.time_limit, max_dump_mb=args.max_dump_mb)
+                             time_limit=args.time_limit, max_dump_mb=args.max_dump_mb, verbose=args.verbose)
     sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
                      else str(report) + "\n")
     if not report.compared:

@@ -1,17 +1,30 @@
 """Rule documentation rendered from the knowledge base (``detlint rule``, docs/rules.md, SARIF)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .kb import KnowledgeBase, Rule
 
 SECTION_TITLES = (("what", "What it does"), ("why", "Why is this bad?"), ("example", "Example"),
                   ("use-instead", "Use instead"), ("fix-safety", "Fix safety"), ("options", "Options"),
                   ("references", "References"))
 CODE_SECTIONS = {"example", "use-instead"}
-DOCS_URL = "docs/rules.md#{anchor}"  # relative to the project that ships detlint
 
 
-def rule_url(rule: Rule) -> str:
-    return DOCS_URL.format(anchor=f"{rule.name}-{rule.code.lower()}")
+def rule_anchor(rule: Rule) -> str:
+    """The heading anchor of a rule in docs/rules.md."""
+    return f"{rule.name}-{rule.code.lower()}"
+
+
+def rule_url(rule: Rule, docs_url: Optional[str]) -> Optional[str]:
+    """The absolute URL of a rule's documentation, from the ``docs-url`` setting: the address
+    where docs/rules.md is published (the rule's anchor is added), or a template with
+    ``{code}``, ``{name}`` or ``{anchor}``. None without it: detlint publishes no docs site."""
+    if not docs_url:
+        return None
+    if "{" in docs_url:
+        return docs_url.format(code=rule.code, name=rule.name, anchor=rule_anchor(rule))
+    return f"{docs_url.split('#')[0]}#{rule_anchor(rule)}"
 
 
 def versions_line(rule: Rule) -> str:
@@ -50,7 +63,7 @@ def rules_page(kb: KnowledgeBase) -> str:
            "Generated from `rules/*.yaml` by `detlint rule --all --markdown`; do not edit by hand.", "",
            "| code | name | scope | summary |", "|---|---|---|---|"]
     for rule in kb.rules.values():
-        out.append(f"| [{rule.code}](#{rule.name}-{rule.code.lower()}) | {rule.name} | {rule.scope} | "
+        out.append(f"| [{rule.code}](#{rule_anchor(rule)}) | {rule.name} | {rule.scope} | "
                    f"{rule.summary} |")
     out.append("")
     for rule in kb.rules.values():

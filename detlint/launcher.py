@@ -1,5 +1,10 @@
 """``detlint run [--seed N] -- python train.py ARGS``: start a program with the environment
-fixed before its interpreter starts and ``detlint.apply()`` already called inside it."""
+fixed before its interpreter starts and ``detlint.apply()`` already called inside it.
+
+Only the boot folder (``detlint/_boot``, one ``sitecustomize.py``) goes on the child's
+``PYTHONPATH``: the folder holding detlint is never put in front of the program's own packages.
+When the program's interpreter cannot import detlint itself (another virtual environment), the
+boot script appends that folder to ``sys.path`` while it calls ``apply()``, then removes it."""
 from __future__ import annotations
 
 import argparse
@@ -9,18 +14,52 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .config import seed_arg
 from .runtime import environment_for, tf_version
 
 BOOT = Path(__file__).resolve().parent / "_boot"
+HOME = Path(__file__).resolve().parent.parent  # the folder that holds the detlint package
+ENV_HOME = "DETLINT_HOME"
+DESCRIPTION = """Start a program with PYTHONHASHSEED and the determinism switches of the installed
+TensorFlow set before its interpreter starts, and detlint.apply() already called inside it.
+Arguments, stdio, signals and the exit code are the program's own."""
+
+
+def detlint_home() -> list[str]:
+    """The folders a program's interpreter needs to import detlint and what ``apply()`` loads
+    (PyYAML for the knowledge base, tomli before Python 3.11), as this installation has them."""
+    import importlib.util
+
+    folders = [str(HOME)]
+    for module in ("yaml", "tomli"):
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            continue
+        origin = spec.origin if spec is not None else None
+        if origin:
+            folder = str(Path(origin).resolve().parent.parent)
+            if folder not in folders:
+                folders.append(folder)
+    return folders
+
+
+def boot_environment(env: dict[str, str]) -> None:
+    """Put the boot folder first on ``PYTHONPATH`` (and nothing else of detlint's), and tell the
+    boot script where detlint lives in case the child's interpreter cannot import it."""
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(BOOT)]
+    env["PYTHONPATH"] = os.pathsep.join([str(BOOT)] + paths)
+    env[ENV_HOME] = os.pathsep.join(detlint_home())
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="detlint run", description=__doc__,
-                                usage="detlint run [--seed N] [--verbose] -- COMMAND [ARGS...]")
-    p.add_argument("--seed", type=int, default=42, help="seed for every generator (default 42)")
+    p = argparse.ArgumentParser(prog="detlint run", description=DESCRIPTION,
+                                usage="detlint run [-h] [--seed N] [--verbose] [--print-env] -- COMMAND [ARGS...]")
+    p.add_argument("--seed", type=seed_arg, default=42, metavar="N",
+                   help="seed for every generator, 0 to 2**32-1 (default 42)")
     p.add_argument("--verbose", action="store_true", help="print what apply() did, on stderr")
     p.add_argument("--print-env", action="store_true", help="print the variables that would be set and exit")
-    p.add_argument("command", nargs=argparse.REMAINDER)
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
     return p
 
 
@@ -32,9 +71,7 @@ def child_environment(seed: int, verbose: bool, base: Optional[dict[str, str]] =
         env.pop("TF_CUDNN_USE_AUTOTUNE")
     for name, value in environment_for(tf_version(), seed).items():
         env[name] = value
-    package_root = str(Path(__file__).resolve().parent.parent)
-    paths = [str(BOOT), package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    boot_environment(env)
     env["DETLINT_APPLY_SEED"] = str(seed)
     if verbose:
         env["DETLINT_VERBOSE"] = "1"

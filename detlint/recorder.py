@@ -7,6 +7,7 @@ Nothing here imports TensorFlow: recording starts when the program imports it.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import sys
 import time
@@ -21,6 +22,25 @@ ENV_STEPS = "DETLINT_DIVERGE_STEPS"
 ENV_SECONDS = "DETLINT_DIVERGE_SECONDS"
 ENV_MB = "DETLINT_DIVERGE_MB"
 ENV_SEED = "DETLINT_DIVERGE_SEED"
+ENV_PATHS = "DETLINT_DIVERGE_PATHS"  # where to write this interpreter's library folders (JSON)
+
+
+def library_roots() -> list[str]:
+    """The folders whose code is library code for this interpreter: the standard library, every
+    site-packages folder and detlint's own package, as real paths. Frames are told apart by these
+    locations, never by a name in the path (a checkout of detlint is itself called ``detlint``)."""
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    for getter in ("getsitepackages", "getusersitepackages"):
+        try:
+            found = getattr(site, getter)()
+        except AttributeError:  # some embedded or old virtualenv site modules lack them
+            continue
+        roots.update([found] if isinstance(found, str) else found)
+    roots.add(str(Path(__file__).resolve().parent))
+    return sorted({os.path.realpath(r) for r in roots if r})
 
 
 def dump_size_mb(root: str) -> float:
@@ -60,6 +80,11 @@ def start() -> None:
     if not root:
         return
     steps, deadline, budget = _limits()
+    if os.environ.get(ENV_PATHS):  # the parent reads the program's frames with these
+        try:
+            Path(os.environ[ENV_PATHS]).write_text(json.dumps(library_roots()))
+        except OSError:
+            pass
     if os.environ.get(ENV_SEED):
         _seed(int(os.environ[ENV_SEED]))
 

@@ -63,9 +63,10 @@ class Report:
 class DeterminismError(RuntimeError):
     """Raised by ``apply(strict=True)`` when something cannot be fixed in this process."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, actions: Optional[list[Action]] = None) -> None:
         self.report = report
-        items = "; ".join(f"{a.code}: {a.what} ({a.detail})" for a in report.unfixable)
+        self.actions = report.unfixable if actions is None else actions
+        items = "; ".join(f"{a.code}: {a.what} ({a.detail})" for a in self.actions)
         super().__init__(f"cannot make this process deterministic: {items}")
 
 
@@ -321,12 +322,20 @@ def runtime_rules(kb: kb_module.KnowledgeBase) -> list[kb_module.Rule]:
     return sorted(rules, key=lambda r: (ORDER.get(r.runtime["action"], 9), r.code))
 
 
-def apply(seed: int = 42, *, strict: bool = False) -> Report:
+def apply(seed: int = 42, *, strict: bool = False, require_hashseed: bool = False) -> Report:
     """Make this process as deterministic as the installed TensorFlow allows; see ``Report``.
 
     Safe to call twice (the second call returns the first report), never raises because a
-    framework is missing, and needs no GPU.
+    framework is missing, and needs no GPU. ``seed`` must be in 0 <= seed < 2**32 (ValueError).
+
+    ``strict=True`` raises ``DeterminismError`` when something apply() is for cannot be done in
+    this process. String hashing (DET105) is the exception: no code inside a running interpreter
+    can fix it, so it stays a report entry unless ``require_hashseed=True`` (then start the
+    program with ``detlint run`` or ``PYTHONHASHSEED=0``).
     """
+    from .config import check_seed
+
+    check_seed(seed)
     if seed in _applied:
         report = _applied[seed]
     else:
@@ -339,8 +348,13 @@ def apply(seed: int = 42, *, strict: bool = False) -> Report:
         if version is None:
             report.actions.append(Action("DET201", "TensorFlow determinism", ABSENT, "TensorFlow is not installed"))
         _applied[seed] = report
-    if strict and report.unfixable:
-        raise DeterminismError(report)
+    if strict:
+        # string hashing (the check-hashseed rule, DET105) is fixable only before the interpreter starts
+        hashing = {r.code for r in kb_module.load().rules.values()
+                   if (r.runtime or {}).get("action") == "check-hashseed"}
+        blocking = [a for a in report.unfixable if require_hashseed or a.code not in hashing]
+        if blocking:
+            raise DeterminismError(report, blocking)
     return report
 
 

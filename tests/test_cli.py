@@ -96,7 +96,7 @@ def test_sarif_output_has_what_code_scanning_needs(project: Path) -> None:
 
 def test_github_annotations(project: Path) -> None:
     result = detlint("train.py", "--output-format", "github", cwd=project)
-    assert result.stdout.startswith("::error title=detlint (DET101),file=train.py,line=2,col=30,")
+    assert result.stdout.startswith("::warning title=detlint (DET101),file=train.py,line=2,col=30,")
 
 
 def test_full_output_shows_source_and_help(project: Path) -> None:
@@ -210,3 +210,256 @@ def test_opt_in_rules_need_selecting(project: Path) -> None:
     (project / "rnn.py").write_text("import tensorflow as tf\nlayer = tf.keras.layers.LSTM(4)\nmodel.fit(x, y)\n")
     assert "DET208" not in detlint("rnn.py", cwd=project).stdout
     assert "DET208" in detlint("rnn.py", "--extend-select", "DET208", cwd=project).stdout
+
+
+# ---- selections name real codes ------------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ("--select", "DET999"), ("--extend-select", "DET2011"), ("--ignore", "DET1,DETX"),
+    ("--per-file-ignores", "train.py:DET9"), ("--extend-ignore", "E501"),
+])
+def test_unknown_codes_on_the_command_line_are_an_error(project: Path, args: tuple[str, str]) -> None:
+    result = detlint("train.py", *args, cwd=project)
+    assert result.returncode == 2, result.stdout
+    assert "unknown rule code or prefix" in result.stderr and args[0] in result.stderr
+    assert "All checks passed!" not in result.stdout and result.stdout == ""
+
+
+def test_unknown_code_message_names_the_nearest_known_codes(project: Path) -> None:
+    result = detlint("train.py", "--select", "DET2011", cwd=project)
+    assert "'DET2011'" in result.stderr and "did you mean DET201" in result.stderr
+
+
+def test_unknown_codes_in_config_are_an_error(project: Path) -> None:
+    for table in ('select = ["DET999"]', 'ignore = ["DET10X"]', 'extend-select = ["DET7"]',
+                  'per-file-ignores = {"tests/*" = ["DET1O1"]}', 'severity = {DET999 = "error"}'):
+        (project / "pyproject.toml").write_text(f"[tool.detlint]\n{table}\n")
+        result = detlint("train.py", cwd=project)
+        assert result.returncode == 2, table
+        assert "pyproject.toml [tool.detlint]" in result.stderr and "unknown rule code or prefix" in result.stderr
+
+
+def test_prefixes_of_known_codes_stay_valid(project: Path) -> None:
+    for prefix, shown in (("DET", "DET201"), ("DET1", "DET101"), ("DET20", "DET201"), ("DET201", "DET201"),
+                          ("ALL", "DET101")):
+        result = detlint("train.py", "--select", prefix, cwd=project)
+        assert result.returncode == 1 and shown in result.stdout, prefix
+    assert detlint("train.py", "--ignore", "DET1,DET20", cwd=project).returncode == 0
+
+
+# ---- nothing checked is said ----------------------------------------------------------------------
+def test_no_files_checked_is_a_warning(project: Path) -> None:
+    (project / "empty").mkdir()
+    (project / "vendor").mkdir()
+    (project / "vendor" / "bad.py").write_text(UNSEEDED)
+    runs = [detlint("empty", cwd=project),
+            detlint("vendor", "--extend-exclude", "vendor", cwd=project),
+            detlint("vendor/bad.py", "--extend-exclude", "vendor", "--force-exclude", cwd=project)]
+    for result in runs:
+        assert result.returncode == 0
+        assert "warning: No Python files found under the given path(s)" in result.stderr
+    json_run = detlint("empty", "--output-format", "json", cwd=project)
+    assert json.loads(json_run.stdout) == [] and "No Python files found" in json_run.stderr
+    assert "No Python files found" not in detlint("clean.py", cwd=project).stderr
+
+
+# ---- target versions detlint knows ------------------------------------------------------------------
+def test_versions_outside_the_known_range_are_an_error(project: Path) -> None:
+    for version in ("3.0", "1.5", "2.22"):
+        result = detlint("train.py", "--tf-version", version, cwd=project)
+        assert result.returncode == 2, version
+        assert f"TensorFlow {version} is outside the versions detlint knows (1.13 to 2.21)" in result.stderr
+    assert detlint("train.py", "--tf-version", "2.15.1", cwd=project).returncode == 1
+    (project / "pyproject.toml").write_text('[tool.detlint]\ntensorflow-version = "3.0"\n')
+    result = detlint("train.py", cwd=project)
+    assert result.returncode == 2 and "pyproject.toml [tool.detlint]: tensorflow-version" in result.stderr
+
+
+def test_unquoted_version_in_config_is_refused_with_a_hint(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.detlint]\ntensorflow-version = 2.10\n")
+    result = detlint("train.py", cwd=project)
+    assert result.returncode == 2
+    assert 'quoted string such as "2.10"' in result.stderr and "the number 2.1" in result.stderr
+    (project / "pyproject.toml").write_text('[tool.detlint]\ntensorflow-version = "2.10"\n')
+    settings = json.loads(detlint(".", "--show-settings", cwd=project).stdout)
+    assert settings["tensorflow-version"] == "2.10"
+
+
+# ---- seeds every generator accepts -------------------------------------------------------------------
+def test_seeds_outside_0_to_2_32_are_refused(project: Path) -> None:
+    for seed in ("-5", "4294967296", "1.5"):
+        result = detlint("train.py", "--seed", seed, cwd=project)
+        assert result.returncode == 2 and "--seed" in result.stderr, seed
+    for seed in ("-1", "4294967296", "true"):
+        (project / "pyproject.toml").write_text(f"[tool.detlint]\nseed = {seed}\n")
+        result = detlint("train.py", cwd=project)
+        assert result.returncode == 2 and "seed" in result.stderr, seed
+    (project / "pyproject.toml").write_text("[tool.detlint]\nseed = 4294967295\n")
+    assert "set_random_seed(4294967295)" in detlint("train.py", cwd=project).stdout
+
+
+# ---- fix hints and statistics ---------------------------------------------------------------------
+def test_unsafe_fixes_without_fix_reports_normally(project: Path) -> None:
+    result = detlint("train.py", "--unsafe-fixes", cwd=project)
+    assert result.returncode == 1
+    assert "fixed," not in result.stdout and "remaining" not in result.stdout
+    assert "train.py:2:30: DET101 [*]" in result.stdout
+    assert "[*] 2 fixable with the `--fix` option (2 of them unsafe)." in result.stdout
+    assert (project / "train.py").read_text() == UNSEEDED
+
+
+def test_statistics_prints_only_the_table(project: Path) -> None:
+    result = detlint("train.py", "--statistics", cwd=project)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["    1\tDET101\tmissing-global-seed",
+                                          "    1\tDET201\top-determinism-not-enabled"]
+    records = json.loads(detlint("train.py", "--statistics", "--output-format", "json", cwd=project).stdout)
+    assert [(r["code"], r["count"]) for r in records] == [("DET101", 1), ("DET201", 1)]
+
+
+# ---- help ------------------------------------------------------------------------------------------
+def test_help_lists_every_command(project: Path) -> None:
+    text = detlint("--help", cwd=project).stdout
+    for command in ("check", "run", "diverge", "rule"):
+        assert any(line.split()[:1] == [command] and len(line.split()) > 3 for line in text.splitlines()), command
+
+
+@pytest.mark.parametrize("command", ["run", "diverge"])
+def test_subcommand_help_is_complete(project: Path, command: str) -> None:
+    result = detlint(command, "--help", cwd=project)
+    assert result.returncode == 0 and "``" not in result.stdout
+    usage, _, rest = result.stdout.partition("\n\n")
+    options = [line.split()[0] for line in rest.splitlines() if line.startswith("  --")]
+    assert len(options) >= 3
+    lines = rest.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("  --"):
+            same_line = [p for p in line.split("  ") if p.strip()][1:]
+            next_line = lines[i + 1] if i + 1 < len(lines) else ""
+            wrapped = next_line.startswith(" " * 10) and not next_line.strip().startswith("-")
+            assert same_line or wrapped, f"no help text: {line!r}"
+    for option in options:
+        assert option.split("=")[0] in usage, f"{option} missing from the usage line"
+
+
+# ---- the report never replaces an input --------------------------------------------------------------
+def test_report_is_never_written_over_an_input(project: Path) -> None:
+    for target in ("train.py", "./train.py", str(project / "train.py")):
+        result = detlint("train.py", "clean.py", "-o", target, cwd=project)
+        assert result.returncode == 2 and "refusing to write the report over" in result.stderr
+        assert (project / "train.py").read_text() == UNSEEDED
+    result = detlint(".", "-o", "clean.py", cwd=project)
+    assert result.returncode == 2 and (project / "clean.py").read_text() == CLEAN
+
+
+def test_report_into_a_missing_folder_creates_it(project: Path) -> None:
+    result = detlint("train.py", "-o", "reports/ci/detlint.txt", cwd=project)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "train.py:2:30: DET101" in (project / "reports" / "ci" / "detlint.txt").read_text()
+
+
+# ---- a pyproject.toml that belongs to other tools ---------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    b"tool = 5\n",
+    b"[project]\nname = 'x'\noptional-dependencies = 3\n",
+    b"[project]\nname = 'x'\ndependencies = 5\n",
+    b"[tool.poetry]\ndependencies = 5\n",
+    b"[project]\nname = '\xff\xfe'\n",
+])
+def test_malformed_dependency_data_is_a_warning_not_a_stop(project: Path, text: bytes) -> None:
+    (project / "pyproject.toml").write_bytes(text)
+    result = detlint("train.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert "train.py:2:30: DET101" in result.stdout
+    assert "warning:" in result.stderr and "pyproject.toml" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_malformed_detlint_table_is_still_a_config_error(project: Path) -> None:
+    for text in (b"[tool]\ndetlint = 5\n", b"[tool.detlint]\nseed = '\xff'\n"):
+        (project / "pyproject.toml").write_bytes(text)
+        result = detlint("train.py", cwd=project)
+        assert result.returncode == 2 and "internal error" not in result.stderr, text
+
+
+# ---- one severity model, real URLs only ----------------------------------------------------------------
+def test_severity_is_the_same_in_every_format(project: Path) -> None:
+    records = json.loads(detlint("train.py", "--output-format", "json", cwd=project).stdout)
+    assert {r["severity"] for r in records} == {"warning"}
+    sarif = json.loads(detlint("train.py", "--output-format", "sarif", cwd=project).stdout)["runs"][0]
+    assert {r["level"] for r in sarif["results"]} == {"warning"}
+    assert {r["defaultConfiguration"]["level"] for r in sarif["tool"]["driver"]["rules"]} == {"warning"}
+    github = detlint("train.py", "--output-format", "github", cwd=project).stdout.splitlines()
+    assert all(line.startswith("::warning ") for line in github) and len(github) == 2
+
+    (project / "pyproject.toml").write_text('[tool.detlint]\nseverity = {DET1 = "error", DET201 = "note"}\n')
+    records = json.loads(detlint("train.py", "--output-format", "json", cwd=project).stdout)
+    assert {r["code"]: r["severity"] for r in records} == {"DET101": "error", "DET201": "note"}
+    sarif = json.loads(detlint("train.py", "--output-format", "sarif", cwd=project).stdout)["runs"][0]
+    assert {r["ruleId"]: r["level"] for r in sarif["results"]} == {"DET101": "error", "DET201": "note"}
+    rules = {r["id"]: r for r in sarif["tool"]["driver"]["rules"]}
+    assert rules["DET105"]["defaultConfiguration"]["level"] == "error"
+    assert rules["DET201"]["properties"]["problem.severity"] == "recommendation"
+    github = detlint("train.py", "--output-format", "github", cwd=project).stdout.splitlines()
+    assert [line.split(" ")[0] for line in github] == ["::error", "::notice"]
+
+
+def sarif_driver(text: str) -> dict:
+    return json.loads(text)["runs"][0]["tool"]["driver"]
+
+
+def test_urls_are_absolute_and_only_where_configured(project: Path) -> None:
+    records = json.loads(detlint("train.py", "--output-format", "json", cwd=project).stdout)
+    assert all(r["url"] is None for r in records)
+    driver = sarif_driver(detlint("train.py", "--output-format", "sarif", cwd=project).stdout)
+    assert "informationUri" not in driver and not any("helpUri" in r for r in driver["rules"])
+
+    base = "https://example.org/detlint/rules.html"
+    (project / "pyproject.toml").write_text(f'[tool.detlint]\ndocs-url = "{base}"\n')
+    records = json.loads(detlint("train.py", "--output-format", "json", cwd=project).stdout)
+    assert {r["url"] for r in records} == {f"{base}#missing-global-seed-det101",
+                                           f"{base}#op-determinism-not-enabled-det201"}
+    driver = sarif_driver(detlint("train.py", "--output-format", "sarif", cwd=project).stdout)
+    assert driver["informationUri"] == base
+    assert all(r["helpUri"].startswith(base + "#") for r in driver["rules"])
+    (project / "pyproject.toml").write_text('[tool.detlint]\ndocs-url = "docs/rules.md"\n')
+    assert detlint("train.py", cwd=project).returncode == 2
+
+
+# ---- progress, on a terminal only -------------------------------------------------------------------
+def run_with_terminal_stderr(*args: str, cwd: Path) -> tuple[int, str, str]:
+    """detlint with stderr on a pseudo-terminal (as in an interactive shell), stdout a pipe."""
+    pty = pytest.importorskip("pty")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "detlint", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=slave, env={**os.environ, "NO_COLOR": "1"})
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the program closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    return proc.wait(timeout=120), out, seen.decode(errors="replace")
+
+
+def test_progress_on_a_terminal_for_long_runs_only(project: Path) -> None:
+    many = project / "many"
+    many.mkdir()
+    for i in range(60):
+        (many / f"m{i}.py").write_text(f"x = {i}\n")
+    code, out, terminal = run_with_terminal_stderr("many", "--no-cache", cwd=project)
+    assert code == 0 and out == "All checks passed!\n"
+    assert "checked 60/60 files" in terminal and "\r" in terminal
+    code, out, terminal = run_with_terminal_stderr("many", "--no-cache", "--no-progress", cwd=project)
+    assert code == 0 and "checked" not in terminal and "files" not in terminal
+    code, out, terminal = run_with_terminal_stderr("clean.py", cwd=project)  # short: nothing shown
+    assert code == 0 and terminal == ""
+    piped = detlint("many", "--no-cache", cwd=project)
+    assert piped.stderr == "" and piped.stdout == "All checks passed!\n"
+    cached = run_with_terminal_stderr("many", "--output-format", "json", cwd=project)
+    assert json.loads(cached[1]) == [] and "checked 60/60 files" in cached[2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,17 +23,30 @@ def leftover_dumps() -> set[str]:
     return set(glob.glob(os.path.join(tempfile.gettempdir(), "detlint-diverge-*")))
 
 
-def diverge_cli(*args: str) -> tuple[int, dict]:
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
+def diverge_cli(*args: str, cwd: Path = REALTF, **env: str) -> tuple[int, dict]:
+    full_env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3", **env}
     proc = subprocess.run([sys.executable, "-m", "detlint", "diverge", "--output-format", "json", *args],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=REALTF)
+                          capture_output=True, text=True, env=full_env, timeout=600, cwd=cwd)
     assert proc.stdout, proc.stderr[-3000:]
     return proc.returncode, json.loads(proc.stdout)
 
 
-def test_unseeded_random_op_is_found_at_its_line() -> None:
+def checkout_named_detlint(tmp_path: Path) -> Path:
+    """A copy of this checkout in a folder called ``detlint``, as ``git clone`` makes it."""
+    clone = tmp_path / "detlint"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("detlint", "rules", "tests/realtf"):
+        shutil.copytree(ROOT / part, clone / part, ignore=skip)
+    return clone
+
+
+def test_unseeded_random_op_is_found_at_its_line(tmp_path: Path) -> None:
+    """Run from a checkout folder named ``detlint``, with that checkout's detlint: the program's
+    frames are the user's even though ``/detlint/`` is in their path."""
+    clone = checkout_named_detlint(tmp_path)
     before = leftover_dumps()
-    code, report = diverge_cli("--", sys.executable, "noise_model.py")
+    code, report = diverge_cli("--", sys.executable, "noise_model.py", cwd=clone / "tests" / "realtf",
+                               PYTHONPATH=str(clone))
     first = report["first"]
     assert code == 1 and first is not None
     assert first["op_type"] == "RandomUniform"
@@ -72,3 +86,46 @@ def test_limits_hold_and_dumps_are_removed_when_the_program_fails() -> None:
     assert all(0 < mb <= 40 for mb in report.dump_mb), report.dump_mb
     assert leftover_dumps() == before
     assert "exited with status" in str(report)
+
+
+def test_library_frames_are_told_by_location_not_by_name(tmp_path: Path) -> None:
+    import sysconfig
+
+    import detlint
+    from detlint.divergence import is_library_frame
+    from detlint.recorder import library_roots
+
+    roots = library_roots()
+    package = Path(detlint.__file__).resolve().parent
+    assert str(package) in roots
+    assert is_library_frame(sysconfig.get_paths()["purelib"] + "/tensorflow/python/ops/random_ops.py", roots)
+    assert is_library_frame(sysconfig.get_paths()["stdlib"] + "/threading.py", roots)
+    assert is_library_frame(str(package / "recorder.py"), roots)
+    assert is_library_frame("<frozen importlib._bootstrap>", roots)
+    for user_file in ("detlint/tests/realtf/noise_model.py", "site-packages-notes/train.py",
+                      "lib/python/models/net.py", "dist-packages/train.py"):
+        path = tmp_path / user_file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+        assert not is_library_frame(str(path), roots), user_file
+
+
+def test_runs_are_quiet_unless_verbose(tmp_path: Path) -> None:
+    """No TensorFlow start-up banner from the runs or from reading their records."""
+    program = tmp_path / "noise.py"
+    program.write_text("import sys\nimport tensorflow as tf\nprint('PROGRAM SAYS', file=sys.stderr)\n"
+                       "print(tf.random.uniform([3]).numpy())\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    quiet = subprocess.run([sys.executable, "-m", "detlint", "diverge", "--", sys.executable, str(program)],
+                           capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert quiet.returncode == 1 and "first difference: RandomUniform" in quiet.stdout, quiet.stderr[-2000:]
+    assert quiet.stderr == ""
+
+    no_tf = tmp_path / "talk.py"
+    no_tf.write_text("import sys\nprint('PROGRAM SAYS', file=sys.stderr)\nprint('ON STDOUT')\n")
+    verbose = subprocess.run([sys.executable, "-m", "detlint", "diverge", "--verbose", "--output-format", "json",
+                              "--", sys.executable, str(no_tf)],
+                             capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert verbose.returncode == 2 and json.loads(verbose.stdout)["compared"] is False
+    assert verbose.stderr.count("PROGRAM SAYS") == 2 and verbose.stderr.count("ON STDOUT") == 2

@@ -1,6 +1,7 @@
 """detlint.apply() and detlint run, with the real tensorflow-cpu, each run in a fresh process."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import pytest
 from conftest import REORDERING_PIPELINE, ROOT
 from detlint import kb as kb_module
 from detlint import runtime
+from detlint.launcher import detlint_home
 from detlint.versions import Version
 
 CNN = ROOT / "tests" / "realtf" / "keras_cnn.py"
@@ -106,8 +108,9 @@ def test_report_strict_and_idempotence(tmp_path: Path) -> None:
         assert detlint.apply(seed=2) is report
         print(sorted({a.code for a in report.actions}))
         print(str(report).splitlines()[0])
+        print("STRICT PASSED", detlint.apply(seed=2, strict=True) is report)
         try:
-            detlint.apply(seed=2, strict=True)
+            detlint.apply(seed=2, strict=True, require_hashseed=True)
         except detlint.DeterminismError as exc:
             print("STRICT", exc)
     """))
@@ -115,7 +118,87 @@ def test_report_strict_and_idempotence(tmp_path: Path) -> None:
     codes = eval(out[0])
     assert {"DET101", "DET103", "DET104", "DET105", "DET201"} <= set(codes)
     assert out[1].startswith("detlint.apply(seed=2) for TensorFlow 2.")
-    assert out[2].startswith("STRICT cannot make this process deterministic: DET105")
+    assert out[2] == "STRICT PASSED True"  # string hashing alone does not fail strict mode
+    assert out[3].startswith("STRICT cannot make this process deterministic: DET105")
+
+
+def readme_apply_example() -> str:
+    readme = (ROOT / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "detlint.apply(" in b]
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def test_readme_apply_example_runs_as_written(tmp_path: Path) -> None:
+    example = tmp_path / "example.py"
+    example.write_text(readme_apply_example())
+    assert "strict=True" in example.read_text()
+    plain = run_python([sys.executable, str(example)], tmp_path)  # no PYTHONHASHSEED: a plain `python`
+    assert plain.stdout.startswith("detlint.apply(seed=42) for TensorFlow")
+    assert re.search(r"DET105\s+unfixable", plain.stdout)
+    launched = run_python([sys.executable, "-m", "detlint", "run", "--seed", "42", "--", sys.executable,
+                           str(example)], tmp_path)
+    assert re.search(r"DET105\s+not needed", launched.stdout)
+    # asking for the hash seed too: an error in a plain run, fine under the launcher
+    strict = tmp_path / "strict.py"
+    strict.write_text("import detlint\ndetlint.apply(seed=42, strict=True, require_hashseed=True)\n")
+    failed = subprocess.run([sys.executable, str(strict)], capture_output=True, text=True, cwd=tmp_path,
+                            env=clean_env(), timeout=120)
+    assert failed.returncode == 1 and "DeterminismError" in failed.stderr and "DET105" in failed.stderr
+    run_python([sys.executable, "-m", "detlint", "run", "--", sys.executable, str(strict)], tmp_path)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, True, 1.5])
+def test_apply_refuses_seeds_generators_reject(seed: object) -> None:
+    with pytest.raises(ValueError, match="0 to 4294967295"):
+        runtime.apply(seed=seed)  # type: ignore[arg-type]
+    assert seed not in runtime._applied
+
+
+@pytest.mark.parametrize("command", [["run", "--seed", "-1", "--", "python", "-c", "pass"],
+                                     ["run", "--seed", "4294967296", "--", "python", "-c", "pass"],
+                                     ["diverge", "--seed", "-1", "--", "python", "-c", "pass"]])
+def test_launchers_refuse_bad_seeds(tmp_path: Path, command: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "detlint", *command], capture_output=True, text=True,
+                          cwd=tmp_path, env=clean_env(), timeout=120)
+    assert proc.returncode == 2 and "argument --seed" in proc.stderr and "0 to 4294967295" in proc.stderr
+
+
+def test_child_pythonpath_holds_only_the_boot_folder() -> None:
+    from detlint.divergence import _child_env
+    from detlint.launcher import BOOT, child_environment
+
+    site_packages = str(Path(runtime.__file__).resolve().parent.parent)
+    for env in (child_environment(3, False, base={"PYTHONPATH": "/the/users/own"}),
+                _child_env("/tmp/dump", None, False, 2, 10.0, 8.0)):
+        paths = env["PYTHONPATH"].split(os.pathsep)
+        assert paths[0] == str(BOOT)
+        assert site_packages not in paths
+    assert child_environment(3, False, base={"PYTHONPATH": "/the/users/own"})["PYTHONPATH"] == \
+        os.pathsep.join([str(BOOT), "/the/users/own"])
+
+
+def test_run_with_an_interpreter_that_has_no_detlint(tmp_path: Path) -> None:
+    """The program's interpreter is another environment: detlint is borrowed for apply() only,
+    behind the program's own packages, and is off sys.path when the program runs."""
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    prog = tmp_path / "prog.py"
+    prog.write_text("import json, random, sys\n"
+                    "print(random.random() == random.Random(5).random())\n"
+                    "print(json.dumps(sys.path))\n")
+    proc = run_python([sys.executable, "-m", "detlint", "run", "--seed", "5", "--", str(python), str(prog)],
+                      tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH="")
+    assert "apply() failed" not in proc.stderr
+    seeded, path = proc.stdout.splitlines()
+    assert seeded == "True", proc.stderr  # apply() ran in the other interpreter
+    home = detlint_home()
+    assert len(home) >= 2  # detlint's folder and PyYAML's
+    assert not set(home) & set(json.loads(path)), "detlint's folders stayed on the program's sys.path"
+    no_detlint = subprocess.run([str(python), "-c", "import detlint"], capture_output=True, cwd=tmp_path,
+                                env=clean_env(PYTHONPATH=""))
+    assert no_detlint.returncode == 1  # the test would prove nothing if that interpreter had detlint
 
 
 def test_import_detlint_has_no_side_effects(tmp_path: Path) -> None:

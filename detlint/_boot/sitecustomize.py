@@ -1,5 +1,6 @@
 """Loaded at interpreter start by programs that ``detlint run`` launches: calls detlint.apply()
 before the user's code runs, then hands over to any sitecustomize this one shadows."""
+import contextlib
 import os
 import sys
 
@@ -17,6 +18,26 @@ def _chain_original() -> None:
         sys.path[:] = saved
         if module is not None and "sitecustomize" not in sys.modules:
             sys.modules["sitecustomize"] = module
+
+
+@contextlib.contextmanager
+def _detlint_importable():
+    """detlint as this interpreter has it; else, for the time apply() runs, from the folders the
+    launcher named (DETLINT_HOME), at the end of sys.path so that the program's own packages win."""
+    added = []
+    try:
+        import detlint  # noqa: F401
+    except ImportError:
+        for folder in os.environ.get("DETLINT_HOME", "").split(os.pathsep):
+            if folder and folder not in sys.path:
+                sys.path.append(folder)
+                added.append(folder)
+    try:
+        yield
+    finally:
+        for folder in added:
+            if folder in sys.path:
+                sys.path.remove(folder)
 
 
 def _apply() -> None:
@@ -45,5 +66,6 @@ def _record() -> None:
 
 
 _chain_original()
-_apply()
-_record()
+with _detlint_importable():
+    _apply()
+    _record()

@@ -204,6 +204,22 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             linter.set_source(virtual, source.text)
         else:
             linter.set_error(virtual, FileFacts(path=name, error=source.error))
+        if (args.fix or args.diff or args.fix_only) and source.text is not None and virtual.suffix != ".ipynb":
+            # as ruff does: the fixed source goes to stdout (the diff with --diff), the report to stderr
+            from .autofix import fix_text, unified_diff
+
+            result = fix_text(linter, virtual, source.text, args.unsafe_fixes, [])
+            fixed_count = len(result.applied) if result.changed else 0
+            if result.error:
+                sys.stderr.write(f"detlint: {name}: {result.error}\n")
+            if args.diff:
+                out.write(unified_diff(result, name))
+                sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
+                return 1 if result.changed and not args.exit_zero else 0
+            out.write(result.fixed)
+            if args.fix_only:
+                return 0
+            out = sys.stderr
         diags = linter.lint_file(virtual, name)
     else:
         files = discover(paths, settings, force_exclude=args.force_exclude)
@@ -288,7 +304,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         else:
             emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
                  unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url)
-        if not stdin_mode and args.fix and not args.statistics and settings.output_format in ("concise", "full"):
+        if args.fix and not args.statistics and settings.output_format in ("concise", "full"):
             stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
     finally:
         if handle:

@@ -463,3 +463,21 @@ def test_progress_on_a_terminal_for_long_runs_only(project: Path) -> None:
     assert piped.stderr == "" and piped.stdout == "All checks passed!\n"
     cached = run_with_terminal_stderr("many", "--output-format", "json", cwd=project)
     assert json.loads(cached[1]) == [] and "checked 60/60 files" in cached[2]
+
+
+def test_stdin_fix_prints_the_fixed_source_and_diff_prints_the_diff(tmp_path: Path) -> None:
+    source = 'import os\nos.environ["TF_USE_CUDNN_AUTOTUNE"] = "0"\nos.environ["PYTHONHASHSEED"] = "0"\nprint(os.sep)\n'
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "detlint", "--isolated", "-", *args], input=source,
+                              capture_output=True, text=True, cwd=tmp_path)
+
+    fixed = run("--fix")
+    assert fixed.stdout == source.replace('os.environ["TF_USE_CUDNN_AUTOTUNE"] = "0"\n', "")
+    assert "-:2:1: DET105" in fixed.stderr and  # lines of the fixed source "1 fixed, 1 remaining" in fixed.stderr
+    assert fixed.returncode == 1
+    only = run("--fix-only", "--unsafe-fixes")
+    assert only.stdout == "import os\nprint(os.sep)\n" and only.returncode == 0
+    diff = run("--diff", "--stdin-filename", "t.py")
+    assert diff.stdout.startswith("--- a/t.py\n+++ b/t.py\n") and '-os.environ["TF_USE_CUDNN_AUTOTUNE"]' in diff.stdout
+    assert diff.returncode == 1 and not (tmp_path / "t.py").exists()

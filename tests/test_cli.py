@@ -474,7 +474,7 @@ def test_stdin_fix_prints_the_fixed_source_and_diff_prints_the_diff(tmp_path: Pa
 
     fixed = run("--fix")
     assert fixed.stdout == source.replace('os.environ["TF_USE_CUDNN_AUTOTUNE"] = "0"\n', "")
-    assert "-:2:1: DET105" in fixed.stderr and  # lines of the fixed source "1 fixed, 1 remaining" in fixed.stderr
+    assert "-:2:1: DET105" in fixed.stderr and "1 fixed, 1 remaining" in fixed.stderr  # fixed lines
     assert fixed.returncode == 1
     only = run("--fix-only", "--unsafe-fixes")
     assert only.stdout == "import os\nprint(os.sep)\n" and only.returncode == 0

@@ -17,7 +17,8 @@ from typing import Optional, Union
 
 from .collect import collect
 from .engine import Linter, read_source, real
-from .fixes import FixError, apply_plan, drop_imports_made_unused, existing_seed, is_applicable, plan_for
+from .fixes import (FixError, apply_plan, drop_imports_made_unused, drop_repeated_fix_results, existing_seed,
+                    is_applicable, plan_for)
 from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
 from .notebook import Notebook, NotebookError
@@ -121,7 +122,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         result.fixed = fixed
         result.applied.extend(used)
     if result.fixed != text and result.error is None:
-        result.fixed = drop_imports_made_unused(text, result.fixed)
+        result.fixed = drop_imports_made_unused(text, drop_repeated_fix_results(text, result.fixed))
     linter.set_source(path, result.fixed)
     return result
 

@@ -511,6 +511,49 @@ def _bound_name(alias: cst.ImportAlias) -> str:
     return _dotted(alias.name).split(".")[0]
 
 
+def _repeatable_call(stmt: cst.CSTNode) -> bool:
+    """A statement that is one call with literal arguments only (a switch, a seed): running it
+    twice in a row does what running it once does."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)):
+        return False
+    call = stmt.body[0].value
+    return isinstance(call, cst.Call) and all(
+        isinstance(arg.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and not arg.star
+        for arg in call.args)
+
+
+def drop_repeated_fix_results(before: str, after: str) -> str:
+    """Two fixes can produce the same statement (``patch()`` replaced by, and a bare
+    ``enable_op_determinism`` completed to, ``enable_op_determinism()``): keep the first. Only
+    module-level calls with literal arguments that the fixes added a copy of are dropped."""
+    try:
+        old, new = cst.parse_module(before), cst.parse_module(after)
+    except cst.ParserSyntaxError:
+        return after
+    counts_before: dict[str, int] = {}
+    for stmt in old.body:
+        code = old.code_for_node(stmt.with_changes(leading_lines=[])) if _repeatable_call(stmt) else None
+        if code:
+            counts_before[code] = counts_before.get(code, 0) + 1
+    seen: dict[str, int] = {}
+    body: list[cst.BaseStatement] = []
+    carry: list[cst.EmptyLine] = []
+    changed = False
+    for stmt in new.body:
+        if _repeatable_call(stmt):
+            code = new.code_for_node(stmt.with_changes(leading_lines=[]))
+            seen[code] = seen.get(code, 0) + 1
+            if seen[code] > 1 and seen[code] > counts_before.get(code, 0):
+                carry.extend(stmt.leading_lines)
+                changed = True
+                continue
+        if carry:
+            stmt = stmt.with_changes(leading_lines=_merge_blank_lines(carry, list(stmt.leading_lines)))
+            carry = []
+        body.append(stmt)
+    return new.with_changes(body=body).code if changed else after
+
+
 def drop_imports_made_unused(before: str, after: str) -> str:
     """Remove the top-level imports that ``before`` used and ``after`` (the fixed text) no longer
     does: the fix made them unused. Imports that were already unused stay; so do star imports."""

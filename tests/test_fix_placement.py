@@ -118,3 +118,13 @@ def test_fixes_reuse_the_programs_own_seed(tmp_path: Path) -> None:
     # a seed only known at run time cannot be written at the top: the configured one is used
     runtime = "import sys\nimport numpy as np\nimport tensorflow as tf\nnp.random.seed(int(sys.argv[1]))\n"
     assert "tf.keras.utils.set_random_seed(42)" in fix(tmp_path, runtime + training, "2.12")
+
+
+def test_two_fixes_that_produce_the_same_switch_leave_one(tmp_path: Path) -> None:
+    source = ("import tensorflow as tf\nfrom tfdeterminism import patch\n\npatch()\n"
+              "tf.config.experimental.enable_op_determinism\n")
+    fixed = fix(tmp_path, source, "2.12")
+    assert fixed == "import tensorflow as tf\n\ntf.config.experimental.enable_op_determinism()\n"
+    # a repeated call the user wrote is theirs
+    mine = "import numpy as np\nnp.random.seed(1)\nnp.random.seed(1)\n"
+    assert fix(tmp_path, mine + "import os\nos.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\n", "2.12") == mine

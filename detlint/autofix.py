@@ -13,12 +13,12 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from .collect import collect
 from .engine import Linter, read_source, real
-from .fixes import (FixError, apply_plan, drop_imports_made_unused, drop_repeated_fix_results, existing_seed,
-                    is_applicable, plan_for)
+from .fixes import (FixError, Position, apply_plan, drop_imports_made_unused, drop_repeated_fix_results,
+                    is_applicable, plan_for, seed_call)
 from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
 from .notebook import Notebook, NotebookError
@@ -91,6 +91,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
     linter.set_source(path, text)
     facts = linter.facts_of(path)
     library = unsafe and facts is not None and facts.error is None and not linter.is_entry(path, facts)
+    beside_own_seed = True
     for _ in range(MAX_PASSES):
         linter.set_source(path, result.fixed)
         diags = [d for d in linter.lint_file(path, str(path), map_cells=False) if is_applicable(d, unsafe)]
@@ -108,13 +109,19 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         chosen = _select(linter.kb, diags)
         if not chosen and not sites:
             break
-        plan, used = plan_for(chosen, _seed_for(linter, path, result.fixed), sites)
-        limit = min((d.line for d in used if (d.fix_spec or {}).get("action") == "insert"), default=None)
+        limit = min((d.line for d in chosen if (d.fix_spec or {}).get("action") == "insert"), default=None)
+        own = _own_seed(linter, path, result.fixed, limit)
+        seed = own[2] if own and own[2] else linter.settings.seed  # a literal, for fixes away from that call
+        plan, used = plan_for(chosen, seed, sites, (own[0], own[1]) if own and beside_own_seed else None)
+        if plan.seed_at is not None:
+            beside_own_seed = False  # once: if the program still seeds too late, the next pass seeds at the top
         try:
             fixed, _ = apply_plan(result.fixed, plan, limit, _reset_lines(linter, path))
         except FixError as exc:
             result.error = str(exc)
             break
+        if plan.seed_at is not None and _still_reported(linter, path, fixed, used):
+            continue  # seeding beside the program's own call came too late: the next pass seeds at the top
         sites = []
         if fixed == result.fixed:
             break
@@ -162,11 +169,19 @@ def _at_module_level(linter: Linter, path: Path, diag: Diagnostic) -> bool:
     return scopes == {None}
 
 
-def _seed_for(linter: Linter, path: Path, text: str) -> Union[int, str]:
-    """The seed fixes write: the program's own where it has one, else the configured one."""
+def _still_reported(linter: Linter, path: Path, text: str, used: list[Diagnostic]) -> bool:
+    """Would the seeding findings that ``text`` was meant to fix still be reported?"""
+    inserted = {d.code for d in used if (d.fix_spec or {}).get("action") == "insert"}
+    linter.set_source(path, text)
+    return any(d.code in inserted for d in linter.lint_file(path, str(path), map_cells=False))
+
+
+def _own_seed(linter: Linter, path: Path, text: str, before_line: Optional[int]
+              ) -> Optional[tuple[str, Position, Optional[str]]]:
+    """The program's own seeding call in this file and its seed expression (see ``seed_call``)."""
     facts = linter.facts_of(path)
     calls = [(hit.line, hit.col) for hit in (facts.hits if facts else []) if hit.owner.endswith("-seeders")]
-    return existing_seed(text, calls) or linter.settings.seed
+    return seed_call(text, calls, before_line)
 
 
 def _reset_lines(linter: Linter, path: Path) -> list[int]:

@@ -36,6 +36,7 @@ class FixPlan:
     edit_values: dict[Position, dict[str, str]] = field(default_factory=dict)
     rewrites: dict[Span, str] = field(default_factory=dict)
     inserts: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)  # where, code, imports
+    seed_at: Optional[Position] = None  # the program's own seeding call: seeding code goes right after it
 
 
 def is_applicable(diag: Diagnostic, unsafe: bool) -> bool:
@@ -44,9 +45,11 @@ def is_applicable(diag: Diagnostic, unsafe: bool) -> bool:
     return diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe")
 
 
-def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: Sequence[tuple[Span, str]] = ()
-             ) -> tuple[FixPlan, list[Diagnostic]]:
-    """A plan from the chosen findings of one file (redundant insertions already left out)."""
+def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: Sequence[tuple[Span, str]] = (),
+             seed_beside: Optional[tuple[str, Position]] = None) -> tuple[FixPlan, list[Diagnostic]]:
+    """A plan from the chosen findings of one file (redundant insertions already left out).
+    ``seed_beside``: the program's own seeding call (seed expression, position); seeding code is
+    then inserted right after it, with that expression."""
     plan = FixPlan()
     used: list[Diagnostic] = []
     for diag in diags:
@@ -55,8 +58,12 @@ def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: 
         pos = (diag.line, diag.col)
         span = (diag.line, diag.col, diag.end_line, diag.end_col)
         if action == "insert":
-            code = _render_keep_aliases(spec["code"], seed)
-            plan.inserts.append((spec.get("where", "after-imports"), code, dict(spec.get("imports", {}))))
+            where = spec.get("where", "after-imports")
+            if seed_beside and where == "after-imports" and any("{seed}" in line for line in spec["code"]):
+                where = "after-seed"  # beside the program's own seeding call
+                plan.seed_at = seed_beside[1]
+            code = _render_keep_aliases(spec["code"], seed_beside[0] if where == "after-seed" and seed_beside else seed)
+            plan.inserts.append((where, code, dict(spec.get("imports", {}))))
         elif action == "remove-statement":
             plan.statements_to_remove.add(pos)
         elif action == "set-args":
@@ -383,16 +390,22 @@ def _import_statement(module: str, alias: str) -> str:
 
 
 def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], dict[str, str]]],
-                      limit_line: Optional[int], after_lines: Sequence[int] = ()) -> cst.Module:
+                      limit_line: Optional[int], after_lines: Sequence[int] = (),
+                      seed_at: Optional[Position] = None) -> cst.Module:
     """Insert each fix's statements, and the imports they need, at the end of the set-up block
     (after the imports and the environment lines among them, so a framework import never moves
-    above them). A statement the module already runs before that point is not inserted twice."""
+    above them); seeding code goes right after the program's own seeding call ``seed_at`` where
+    there is one (in its function, with its seed expression). A statement the module already
+    runs before that point is not inserted twice."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     body = list(wrapper.module.body)
 
     def line_of(stmt: cst.CSTNode) -> int:
         return positions[stmt].start.line
+
+    anchor = _statement_at(positions, seed_at) if seed_at else None
+    anchored: list[str] = []
 
     imports_at: dict[int, list[str]] = {}  # original index -> import lines inserted there
     code_at: dict[int, list[str]] = {}  # original index -> statements inserted there, in order
@@ -412,6 +425,10 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
                 if _import_statement(mod, alias) not in planned:
                     planned.append(_import_statement(mod, alias))
             aliases[placeholder] = alias
+        if where == "after-seed" and anchor is not None:
+            anchored.extend(line for line in (line.format(**aliases) for line in code) if line not in anchored)
+            continue
+        where = "after-imports" if where == "after-seed" else where
         before = {module.code_for_node(s).strip() for s in body[:base]} | set(code_at.get(base, []))
         code_at.setdefault(base, []).extend(
             line for line in (line.format(**aliases) for line in code) if line.strip() not in before)
@@ -426,7 +443,50 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
                 isinstance(line, cst.EmptyLine) and line.comment is None for line in following.leading_lines))):
             new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])  # a block of its own
         body[base:base] = new_imports + new
-    return wrapper.module.with_changes(body=body)
+    for base in sorted(imports_at, reverse=True):  # imports of anchored code
+        if imports_at[base] and not code_at.get(base):
+            body[base:base] = [cst.parse_statement(line + "\n") for line in imports_at[base]]
+    result = wrapper.module.with_changes(body=body)
+    if anchor is not None and anchored:
+        result = result.visit(_InsertAfter(anchor, anchored))
+    return result
+
+
+def _statement_at(positions: Any, at: Position) -> Optional[cst.SimpleStatementLine]:
+    """The statement line that is the call starting at ``at`` (``np.random.seed(args.seed)``)."""
+    for node, rng in positions.items():
+        if (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Expr)
+                and isinstance(node.body[0].value, cst.Call)):
+            start = positions[node.body[0].value].start
+            if (start.line, start.column) == at:
+                return node
+    return None
+
+
+class _InsertAfter(cst.CSTTransformer):
+    """Put statements right after one statement line, in whatever block holds it, skipping any
+    that the block already has."""
+
+    def __init__(self, anchor: cst.SimpleStatementLine, lines: list[str]) -> None:
+        super().__init__()
+        self.anchor, self.lines = anchor, lines
+
+    def _insert(self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement],
+                module: cst.Module) -> Optional[list[cst.BaseStatement]]:
+        for i, stmt in enumerate(original):
+            if stmt is self.anchor:
+                there = {module.code_for_node(s).strip() for s in updated}
+                new = [cst.parse_statement(line + "\n") for line in self.lines if line.strip() not in there]
+                return [*updated[:i + 1], *new, *updated[i + 1:]]
+        return None
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        body = self._insert(original.body, updated.body, cst.Module(body=[]))
+        return updated if body is None else updated.with_changes(body=body)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body = self._insert(original.body, updated.body, original)
+        return updated if body is None else updated.with_changes(body=body)
 
 
 def _resolve_call_templates(module: cst.Module, plan: FixPlan) -> list[tuple[str, str]]:
@@ -466,7 +526,7 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         module = wrapper.visit(transformer)
         if plan.inserts:
-            module = insert_statements(module, plan.inserts, limit_line, after_lines)
+            module = insert_statements(module, plan.inserts, limit_line, after_lines, plan.seed_at)
         if call_imports:
             module = _add_imports(module, call_imports, min(span[0] for span in plan.replace_calls))
         text = module.code
@@ -595,11 +655,16 @@ def drop_imports_made_unused(before: str, after: str) -> str:
 
 
 # ---- the program's own seed ----------------------------------------------------------------------
-def existing_seed(source: str, seeder_calls: Sequence[tuple[int, int]]) -> Optional[str]:
-    """The seed value the file already uses, so a fix seeds the missing generators with it rather
-    than with a second number: the literal given to one of ``seeder_calls`` (positions of
-    seeding calls), directly or through a module-level constant (``SEED = 7``). None when the
-    value is only known at run time (``args.seed``)."""
+_SEED_EXPRESSIONS = (cst.Name, cst.Attribute, cst.Integer, cst.Subscript)
+
+
+def seed_call(source: str, seeder_calls: Sequence[tuple[int, int]], before_line: Optional[int]
+              ) -> Optional[tuple[str, Position, Optional[str]]]:
+    """The program's own seeding call, so a fix seeds the missing generators with the same seed,
+    beside it: the last statement that is one of ``seeder_calls`` (positions of seeding calls)
+    before ``before_line``. Returns the code of its seed (``args.seed``, ``SEED``, ``7``; never a
+    call such as ``int(time.time())``), its position, and the seed's literal value where the file
+    says it (``7``, or ``SEED = 7``) for fixes that write the seed elsewhere."""
     if not seeder_calls:
         return None
     try:
@@ -615,15 +680,20 @@ def existing_seed(source: str, seeder_calls: Sequence[tuple[int, int]]) -> Optio
                 if (isinstance(small, cst.Assign) and len(small.targets) == 1
                         and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Integer)):
                     constants[small.targets[0].target.value] = small.value.value
-    wanted = set(seeder_calls)
-    for node, rng in positions.items():
-        if not isinstance(node, cst.Call) or (rng.start.line, rng.start.column) not in wanted or not node.args:
+    found: list[tuple[str, Position, Optional[str]]] = []
+    for at in sorted(set(seeder_calls)):
+        if before_line is not None and at[0] >= before_line:
             continue
-        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value in ("seed", "tf_random_seed")),
-                   node.args[0] if node.args[0].keyword is None else None)
+        stmt = _statement_at(positions, at)
+        if stmt is None:
+            continue
+        call = stmt.body[0].value  # type: ignore[attr-defined]
+        arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == "seed"),
+                   call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None)
         value = arg.value if arg is not None else None
-        if isinstance(value, cst.Integer):
-            return value.value
-        if isinstance(value, cst.Name) and value.value in constants:
-            return constants[value.value]
-    return None
+        if not isinstance(value, _SEED_EXPRESSIONS) or (isinstance(value, cst.Name) and value.value == "None"):
+            continue
+        literal = value.value if isinstance(value, cst.Integer) else (
+            constants.get(value.value) if isinstance(value, cst.Name) else None)
+        found.append((module.code_for_node(value), at, literal))
+    return found[-1] if found else None

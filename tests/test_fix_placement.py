@@ -112,7 +112,7 @@ def test_fixes_reuse_the_programs_own_seed(tmp_path: Path) -> None:
     training = CONV_TRAINING.replace("Conv2D(4, 3)", "Conv2D(4, 3), tf.keras.layers.Dropout(0.5)")
     constant = "import random\nimport numpy as np\nimport tensorflow as tf\n\nSEED = 1234\nrandom.seed(SEED)\n"
     fixed = fix(tmp_path, constant + training, "2.12")
-    assert "tf.keras.utils.set_random_seed(1234)" in fixed and "42" not in fixed
+    assert "random.seed(SEED)\ntf.keras.utils.set_random_seed(SEED)\n" in fixed and "42" not in fixed
     literal = "import numpy as np\nimport tensorflow as tf\nnp.random.seed(seed=7)\n"
     assert "tf.keras.utils.set_random_seed(7)" in fix(tmp_path, literal + training, "2.12")
     # a seed only known at run time cannot be written at the top: the configured one is used
@@ -128,3 +128,23 @@ def test_two_fixes_that_produce_the_same_switch_leave_one(tmp_path: Path) -> Non
     # a repeated call the user wrote is theirs
     mine = "import numpy as np\nnp.random.seed(1)\nnp.random.seed(1)\n"
     assert fix(tmp_path, mine + "import os\nos.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\n", "2.12") == mine
+
+
+def test_a_seed_helper_or_seed_argument_is_extended_in_place(tmp_path: Path) -> None:
+    training = "    " + CONV_TRAINING.replace("Conv2D(4, 3)", "Conv2D(4, 3), tf.keras.layers.Dropout(0.5)").replace(
+        "\n", "\n    ").rstrip() + "\n"
+    helper = ("import argparse\nimport random\nimport numpy as np\nimport tensorflow as tf\n\n\n"
+              "def seed_everything(seed):\n    random.seed(seed)\n    np.random.seed(seed)\n\n\n"
+              "def main():\n    args = argparse.ArgumentParser().parse_args()\n    seed_everything(args.seed)\n"
+              + training + "\n\nif __name__ == '__main__':\n    main()\n")
+    fixed = fix(tmp_path, helper, "2.12")
+    assert "    np.random.seed(seed)\n    tf.keras.utils.set_random_seed(seed)\n" in fixed, fixed
+    assert "42" not in fixed
+    argument = helper.replace("    seed_everything(args.seed)\n", "    np.random.seed(args.seed)\n")
+    fixed = fix(tmp_path, argument, "2.12")
+    assert "    np.random.seed(args.seed)\n    tf.keras.utils.set_random_seed(args.seed)\n" in fixed, fixed
+    # a helper that runs only after training cannot serve: the seed goes to the top instead
+    late = helper.replace("    seed_everything(args.seed)\n", "").replace("    main()\n", "    main()\n    seed_everything(1)\n")
+    fixed = fix(tmp_path, late, "2.12")
+    assert "import tensorflow as tf\n\ntf.keras.utils.set_random_seed(" in fixed, fixed
+    assert fixed.count("set_random_seed") == 1

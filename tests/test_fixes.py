@@ -112,7 +112,7 @@ def test_unparsable_result_is_not_written(tmp_path: Path, monkeypatch: pytest.Mo
     path = tmp_path / "t.py"
     path.write_text(source)
 
-    def broken_plan(diags, seed, sites=()):
+    def broken_plan(diags, seed, sites=(), beside=None):
         plan = FixPlan()
         plan.inserts.append(("after-imports", ["x = ("], {}))
         return plan, list(diags)

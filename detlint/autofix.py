@@ -17,8 +17,9 @@ from typing import Optional
 
 from .collect import collect
 from .engine import Linter, read_source, real
-from .fixes import (FixError, Position, apply_plan, drop_imports_made_unused, drop_repeated_fix_results,
-                    is_applicable, plan_for, seed_call)
+from .fix_cleanup import drop_imports_made_unused, drop_repeated_fix_results
+from .fix_placement import Position, seed_call
+from .fixes import FixError, apply_plan, is_applicable, plan_for
 from .ftypes import Diagnostic, Edit
 from .kb import KnowledgeBase
 from .notebook import Notebook, NotebookError

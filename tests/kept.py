@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from detlint.autofix import FileFix
-from detlint.fixes import _bound_name, _used_names
+from detlint.fix_cleanup import bound_name, used_names
 from detlint.ftypes import Diagnostic
 
 
@@ -66,7 +66,7 @@ def lost_in_fix(result: FileFix) -> list[str]:
     lost: list[str] = []
     for (before, diags), after in zip(result.steps, texts[1:]):
         lost += lost_statements(before, after, touched_lines(result.path, diags))
-    used = _used_names(cst.parse_module(result.fixed)) if lost else set()
+    used = used_names(cst.parse_module(result.fixed)) if lost else set()
     return [code for code in lost if not _import_of_unused(code, used)]
 
 
@@ -77,4 +77,4 @@ def _import_of_unused(code: str, used: set[str]) -> bool:
         return False
     if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
         return False
-    return all(_bound_name(alias) not in used for alias in small.names)
+    return all(bound_name(alias) not in used for alias in small.names)

@@ -47,6 +47,9 @@ class Settings:
     respect_gitignore: bool = True
     output_format: str = "concise"
     cache_dir: str = ".detlint_cache"
+    # per-file limits (0 turns one off): a larger file, or one whose parse runs longer, gets DET001
+    max_file_size: int = 1024  # KiB of source (of code, for a notebook)
+    file_timeout: float = 60.0  # seconds
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -63,6 +66,7 @@ class Settings:
             "entry-points": self.entry_points, "src": self.src,
             "respect-gitignore": self.respect_gitignore, "output-format": self.output_format,
             "cache-dir": self.cache_dir,
+            "max-file-size": self.max_file_size, "file-timeout": self.file_timeout,
         }
 
 
@@ -75,6 +79,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "extend-exclude": (list, "extend_exclude"), "entry-points": (list, "entry_points"),
     "src": (list, "src"), "respect-gitignore": (bool, "respect_gitignore"),
     "output-format": (str, "output_format"), "cache-dir": (str, "cache_dir"),
+    "max-file-size": (int, "max_file_size"), "file-timeout": (float, "file_timeout"),
 }
 
 
@@ -103,6 +108,13 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str) -> None:
         if key not in _KEYS:
             raise ConfigError(f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(_KEYS))}")
         expected, attr = _KEYS[key]
+        if key in ("max-file-size", "file-timeout"):  # a number >= 0 (KiB, seconds); 0 = no limit
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
+                    or (expected is int and not isinstance(value, int)):
+                raise ConfigError(f"{where}: {key} must be a {'whole ' if expected is int else ''}number >= 0 "
+                                  f"(0 turns the limit off), got {value!r}")
+            setattr(settings, attr, expected(value))
+            continue
         if expected is str and isinstance(value, (int, float)) and key == "tensorflow-version":
             value = str(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):

@@ -35,7 +35,7 @@ def too_large(size: int, max_bytes: int) -> str:
 
 
 def not_regular(mode: int) -> str:
-    kind = next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+    kind = next((name for test, name in FILE_KINDS if test(mode)), "a special file")
     return f"not a regular file ({kind}); only regular files are checked"
 
 
@@ -80,14 +80,15 @@ def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optiona
             return None, not_regular(info.st_mode)
         if max_bytes and info.st_size > max_bytes:
             return None, too_large(info.st_size, max_bytes)
-        chunks = []
+        chunks, total = [], 0
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
-            if max_bytes and sum(map(len, chunks)) > max_bytes:  # it grew while we read
-                return None, too_large(sum(map(len, chunks)), max_bytes)
+            total += len(chunk)
+            if max_bytes and total > max_bytes:  # it grew while we read
+                return None, too_large(total, max_bytes)
         return b"".join(chunks), None
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"

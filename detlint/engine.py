@@ -13,7 +13,7 @@ from .checks import Evaluator
 from .cache import FactsCache
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
-from .isolation import ParserPool, Task, run_deep
+from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
 from .notebook import NOT_TEXT, Notebook, NotebookError
 from .program import ModuleResolver, ProgramBuilder
@@ -32,7 +32,8 @@ def refused_by_python(text: str, path: Path) -> Optional[FileFacts]:
     and never reaches libcst, which can crash or run for minutes on it. Other syntax errors go
     on to libcst, which may know a grammar newer than this interpreter's."""
     try:
-        quiet_compile(text, str(path))
+        with python_recursion():
+            quiet_compile(text, str(path))
     except SyntaxError as exc:
         if (exc.msg or "").startswith("too many"):
             return FileFacts(path=str(path), error=f"syntax error: {exc.msg}", error_line=exc.lineno or 1,
@@ -53,8 +54,8 @@ def collect_text(kb: KnowledgeBase, path: Path, text: str, max_bytes: int = 0) -
         return refused
     from .collect import collect  # libcst is imported only when a file really has to be parsed
 
-    try:
-        return run_deep(collect, kb, str(path), text)
+    try:  # callers run this on a deep stack (run_deep), where libcst's recursion fits
+        return collect(kb, str(path), text)
     except RecursionError:
         return FileFacts(path=str(path), error="too deeply nested to parse")
 
@@ -68,7 +69,8 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None,
     notebook = None
     if source.text is not None and notebook_file:
         try:
-            notebook = Notebook.parse(source.text)
+            with python_recursion():  # each cell is compiled, as refused_by_python does for files
+                notebook = Notebook.parse(source.text)
         except NotebookError as exc:
             return FileFacts(path=str(path), error=str(exc)), None
         source = SourceFile(path, text=notebook.source)
@@ -151,8 +153,7 @@ class Linter:
 
     def _parse(self, tasks: list[Task], jobs: int) -> list[tuple[FileFacts, Optional[Notebook]]]:
         if not self.isolate:
-            return [facts_for_file(self.kb, Path(t.path), t.data, t.max_bytes) if t.text is None
-                    else (collect_text(self.kb, Path(t.path), t.text, t.max_bytes), None) for t in tasks]
+            return run_deep(work_here, self.kb, tasks)
         if self._pool is None:
             self._pool = ParserPool(self.kb, self.settings.file_timeout)
             weakref.finalize(self, self._pool.close)

@@ -13,16 +13,18 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from .ftypes import FileFacts
 
 T = TypeVar("T")
 DEEP_STACK = 512 * 1024 * 1024  # virtual; only the pages a deep parse touches are used
 DEEP_RECURSION = 50_000
+PYTHON_RECURSION = 1000  # the interpreter's default
 STARTUP_LIMIT = 120.0  # seconds a new worker may take to import libcst and say it is ready
 
 
@@ -58,6 +60,21 @@ def run_deep(fn: Callable[..., T], *args: Any) -> T:
     return result[0]
 
 
+@contextmanager
+def python_recursion() -> Iterator[None]:
+    """Python's default recursion limit again, inside ``run_deep``: whether the interpreter itself
+    can compile a file is judged as ``python file.py`` would judge it."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(min(limit, PYTHON_RECURSION))
+    except RecursionError:  # already deeper than that: keep the limit
+        pass
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 @dataclass
 class Task:
     path: str
@@ -77,20 +94,30 @@ def _work(kb: Any, task: Task) -> tuple[FileFacts, Any]:
         return FileFacts(path=task.path, error=f"internal error: {type(exc).__name__}: {exc}"), None
 
 
+def work_here(kb: Any, tasks: list[Task]) -> list[tuple[FileFacts, Any]]:
+    """The tasks in this process, unprotected (flake8 runs detlint in processes of its own)."""
+    return [_work(kb, task) for task in tasks]
+
+
 def _serve(conn: Connection, kb: Any) -> None:
     """A worker: say ready once libcst is imported (not part of the first file's time), then
-    answer one task at a time until told to stop or the parent goes away."""
+    answer one task at a time until told to stop or the parent goes away. All on one deep-stack
+    thread: a thread per file would cost a malloc arena each, and memory with it."""
     try:
-        import libcst  # noqa: F401  (imported before "ready": not part of the first file's time)
+        import libcst  # noqa: F401
 
         conn.send("ready")
-        while True:
-            task = conn.recv()
-            if task is None:
-                return
-            conn.send(_work(kb, task))
+        run_deep(_answer, conn, kb)
     except (EOFError, OSError, KeyboardInterrupt):
         return
+
+
+def _answer(conn: Connection, kb: Any) -> None:
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        conn.send(_work(kb, task))
 
 
 class _Worker:
@@ -173,8 +200,9 @@ class ParserPool:
             self._wait()
             for worker in list(self.workers):
                 self._check(worker, tasks, results)
-        # left over only when workers could not start at all: parse here, unprotected
-        return [r if r is not None else _work(self.kb, t) for r, t in zip(results, tasks)]
+        left = [t for r, t in zip(results, tasks) if r is None]  # only when workers cannot start at all
+        here = iter(run_deep(work_here, self.kb, left) if left else [])
+        return [r if r is not None else next(here) for r in results]
 
     def _wait(self) -> None:
         handles: list[Any] = [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]

@@ -408,3 +408,14 @@ def test_a_dangling_symlink_says_so_when_named_or_found(tmp_path: Path) -> None:
         (line,) = lines_for(out, "link.py")
         assert "DET001" in line and "dangling symlink: target missing.py does not exist" in line
         assert "DET105" in out
+
+
+def test_flake8_checks_deep_valid_python_too(tmp_path: Path) -> None:
+    # under flake8 files are parsed in flake8's own processes, on a deep stack as in detlint's workers
+    source = "import os\nx = " + "[" * 150 + "1" + "]" * 150 + "\nos.environ['PYTHONHASHSEED'] = '0'\n"
+    root = project(tmp_path, {"valid.py": source})
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DET",
+                           "--detlint-tf-version=2.21", "valid.py"], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.startswith("valid.py:3:1: DET105"), proc.stdout + proc.stderr
+    assert "DET001" not in proc.stdout

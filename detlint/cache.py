@@ -1,23 +1,25 @@
-"""The facts cache: one pickled ``FileFacts`` per file content, in ``.detlint_cache/``.
+"""The facts cache: one JSON ``FileFacts`` per file content, in ``.detlint_cache/``.
 
 Facts depend only on a file's bytes, its path, the knowledge base and detlint's version (the
 target TensorFlow version and the configuration act later, when rules are evaluated), so those
-make the key. Entries are written atomically; an unreadable entry is treated as missing, which
-makes concurrent runs and interrupted writes harmless.
+make the key. Entries are data only (see ``facts_json``): the folder sits in the project tree,
+where a cloned repository can put anything, so an entry that does not validate is a miss.
+Entries are written atomically, which makes concurrent runs and interrupted writes harmless.
 """
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from . import __version__
+from .facts_json import dump_facts, load_facts
 from .ftypes import FileFacts
 
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory holds detlint's cache.\n"
+MAX_ENTRY_BYTES = 64 * 1024 * 1024  # far above any real entry; a planted huge file is a miss
 
 
 class FactsCache:
@@ -32,19 +34,20 @@ class FactsCache:
         return digest.hexdigest()
 
     def _file(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.pickle"
+        return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> Optional[FileFacts]:
+    def get(self, key: str, valid: Optional[Callable[[FileFacts], bool]] = None) -> Optional[FileFacts]:
+        """The cached facts, or None (counted as a miss) when absent, unreadable or not valid;
+        ``valid`` adds the caller's own checks (e.g. that each hit names a known rule)."""
         try:
             with open(self._file(key), "rb") as handle:
-                facts = pickle.load(handle)
-        except FileNotFoundError:
-            self.misses += 1
-            return None
-        except Exception:  # corrupt, truncated or from another Python: recompute
-            self.misses += 1
-            return None
-        if not isinstance(facts, FileFacts):
+                data = handle.read(MAX_ENTRY_BYTES + 1)
+            if len(data) > MAX_ENTRY_BYTES:
+                raise ValueError("entry too large")
+            facts = load_facts(data, key)
+            if valid is not None and not valid(facts):
+                raise ValueError("entry does not fit the knowledge base")
+        except (OSError, ValueError):  # absent, corrupt, truncated or tampered with: recompute
             self.misses += 1
             return None
         self.hits += 1
@@ -53,17 +56,26 @@ class FactsCache:
     def put(self, key: str, facts: FileFacts) -> None:
         target = self._file(key)
         try:
+            self._make_directories()
             target.parent.mkdir(parents=True, exist_ok=True)
-            self._tag()
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(dump_facts(facts, key))
             os.replace(tmp, target)
         except OSError:
             pass  # a read-only checkout still lints, just without a cache
 
-    def _tag(self) -> None:
-        tag = self.base / "CACHEDIR.TAG"
-        if not tag.exists():
-            tag.write_text(CACHEDIR_TAG)
-            (self.base / ".gitignore").write_text("*\n")
+    def _make_directories(self) -> None:
+        """Create the cache folders. CACHEDIR.TAG and a ``*`` .gitignore go only into a folder
+        created here: ``--cache-dir .`` must not overwrite the project's own .gitignore."""
+        for directory in (self.base, self.directory):
+            if directory.is_dir():
+                continue
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                directory.mkdir()
+            except FileExistsError:
+                continue  # a concurrent run created it (and tags it)
+            if directory == self.base or not (self.base / "CACHEDIR.TAG").exists():
+                (directory / "CACHEDIR.TAG").write_text(CACHEDIR_TAG)
+                (directory / ".gitignore").write_text("*\n")

@@ -83,6 +83,10 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: all cores)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache-dir", help="where the cache lives (default .detlint_cache in the project root)")
+    p.add_argument("--max-file-size", type=int, metavar="KB",
+                   help="larger files get DET001 instead of a check (default 1024; 0: no limit)")
+    p.add_argument("--file-timeout", type=float, metavar="SECONDS",
+                   help="a file whose parse takes longer gets DET001 (default 60; 0: no limit)")
     return p
 
 
@@ -102,6 +106,7 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "extend-exclude": args.extend_exclude, "entry-points": args.entry_points,
         "keras-version": args.keras_version, "seed": args.seed, "output-format": args.output_format,
         "extend-ignore": args.extend_ignore,
+        "max-file-size": args.max_file_size, "file-timeout": args.file_timeout,
     }
     if args.tf_version is not None:
         out["tensorflow-version"] = str(parse_version_option(args.tf_version, "--tf-version"))
@@ -293,10 +298,10 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
         def source_lines(path: str) -> list[str]:
             if path not in cache:
-                try:
-                    cache[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-                except OSError:
-                    cache[path] = []
+                from .sources import read_bytes  # never blocks on a FIFO named on the command line
+
+                data, _ = read_bytes(Path(path))
+                cache[path] = (data or b"").decode("utf-8", errors="replace").splitlines()
             return cache[path]
 
         if args.statistics:  # the table only, as ruff prints it

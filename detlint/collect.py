@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from . import names
+from . import names, stand_ins
 from .conditions import MISSING, check, check_kwargs, dotted, literal
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
@@ -461,7 +461,7 @@ def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
     facts = FileFacts(path=path)
     facts.noqa, facts.file_noqa = parse_noqa(source)
     try:
-        module = cst.parse_module(source)
+        module = stand_ins.parse_module(source)  # libcst, lenient where only libcst objects
     except cst.ParserSyntaxError as exc:
         facts.error, facts.error_line, facts.error_col = _syntax_error(source, path, exc)
         return facts

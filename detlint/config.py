@@ -91,6 +91,9 @@ class Settings:
     cache_dir: str = ".detlint_cache"
     severity: dict[str, str] = field(default_factory=dict)  # code or prefix -> error/warning/note
     docs_url: Optional[str] = None  # where the rules page is published; no rule URLs without it
+    # per-file limits (0 turns one off): a larger file, or one whose parse runs longer, gets DET001
+    max_file_size: int = 1024  # KiB of source (of code, for a notebook)
+    file_timeout: float = 60.0  # seconds
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -107,6 +110,7 @@ class Settings:
             "entry-points": self.entry_points, "src": self.src,
             "respect-gitignore": self.respect_gitignore, "output-format": self.output_format,
             "cache-dir": self.cache_dir, "severity": self.severity, "docs-url": self.docs_url,
+            "max-file-size": self.max_file_size, "file-timeout": self.file_timeout,
         }
 
 
@@ -120,6 +124,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "src": (list, "src"), "respect-gitignore": (bool, "respect_gitignore"),
     "output-format": (str, "output_format"), "cache-dir": (str, "cache_dir"),
     "severity": (dict, "severity"), "docs-url": (str, "docs_url"),
+    "max-file-size": (int, "max_file_size"), "file-timeout": (float, "file_timeout"),
 }
 _CODE_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
 
@@ -171,6 +176,13 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
         if key == "tensorflow-version" and isinstance(value, (int, float)) and not isinstance(value, bool):
             raise ConfigError(f"{where}: tensorflow-version must be a quoted string such as \"2.10\"; "
                               f"unquoted, TOML reads it as the number {value!r}")
+        if key in ("max-file-size", "file-timeout"):  # a number >= 0 (KiB, seconds); 0 = no limit
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
+                    or (expected is int and not isinstance(value, int)):
+                raise ConfigError(f"{where}: {key} must be a {'whole ' if expected is int else ''}number >= 0 "
+                                  f"(0 turns the limit off), got {value!r}")
+            setattr(settings, attr, expected(value))
+            continue
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ConfigError(f"{where}: {key} must be a {expected.__name__}, got {value!r}")
         if expected is list and not all(isinstance(v, str) for v in value):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import subprocess
 from pathlib import Path
 from typing import Iterable
@@ -41,6 +42,22 @@ def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
     return {Path(os.path.realpath(p)) for p in proc.stdout.decode(errors="replace").split("\0") if p}
 
 
+def _walkable(candidate: Path, inside: tuple[str, ...]) -> bool:
+    """Whether a file found in a folder is to be checked: a regular file (a FIFO would block the
+    read), not through a symlink that leaves the project (``x.py -> /etc/shadow`` is not read
+    unless named). Dangling symlinks and loops stay in, to be reported as such."""
+    try:
+        info = os.stat(candidate)
+    except OSError:
+        return True
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if not os.path.islink(candidate):
+        return True
+    target = os.path.realpath(candidate)
+    return any(target == folder or target.startswith(folder.rstrip(os.sep) + os.sep) for folder in inside)
+
+
 def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
     """Files to lint, in a stable order. Missing paths are a usage error (exit 2)."""
     root = settings.project_root
@@ -51,12 +68,14 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
         if not path.exists() and not path.is_symlink():
             raise ConfigError(f"{path}: no such file or directory")
         if path.is_dir():
+            inside = (os.path.realpath(root), os.path.realpath(path))
             for dirpath, dirnames, filenames in os.walk(path):
                 here = Path(dirpath)
                 dirnames[:] = sorted(d for d in dirnames if not _matches(here / d, root, excludes))
                 for name in sorted(filenames):
                     candidate = here / name
-                    if name.endswith(SOURCE_SUFFIXES) and not _matches(candidate, root, excludes):
+                    if name.endswith(SOURCE_SUFFIXES) and not _matches(candidate, root, excludes) \
+                            and _walkable(candidate, inside):
                         walked.append(candidate)
         elif force_exclude and _matches(path, root, excludes):
             continue

@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import fnmatch
-import io
 import os
-import re
-import tokenize
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -14,13 +12,14 @@ from . import kb as kb_module
 from .checks import Evaluator
 from .cache import FactsCache
 from .config import Settings
-from .ftypes import Diagnostic, FileFacts, Hit
+from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
+from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
-from .notebook import Notebook, NotebookError
+from .notebook import NOT_TEXT, Notebook, NotebookError
 from .program import ModuleResolver, ProgramBuilder
+from .sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source, too_large
 
-
-COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+__all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
 
 
 def real(path: Path) -> Path:
@@ -28,65 +27,56 @@ def real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-@dataclass
-class SourceFile:
-    path: Path
-    text: Optional[str] = None
-    encoding: str = "utf-8"
-    error: Optional[str] = None
-
-
-def read_source(path: Path, data: Optional[bytes] = None) -> SourceFile:
-    """Decode a Python file as the interpreter would (BOM, coding cookie), or say why not."""
+def refused_by_python(text: str, path: Path) -> Optional[FileFacts]:
+    """Python's own compiler looks first (it is quick): nesting it refuses is reported as it says,
+    and never reaches libcst, which can crash or run for minutes on it. Other syntax errors go
+    on to libcst, which may know a grammar newer than this interpreter's."""
     try:
-        if data is None:
-            data = path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        if isinstance(exc, FileNotFoundError):
-            reason = "file not found (removed during the run?)" if not path.is_symlink() else "dangling symlink"
-        elif exc.errno == 40:  # ELOOP
-            reason = "symlink loop"
-        return SourceFile(path, error=f"cannot read file: {reason}")
-    if b"\0" in data:
-        return SourceFile(path, error="file contains NUL bytes; not Python source")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        with python_recursion():
+            quiet_compile(text, str(path))
     except SyntaxError as exc:
-        if COOKIE_RE.search(b"\n".join(data.splitlines()[:2])):
-            return SourceFile(path, error=f"bad encoding declaration: {exc}")
-        encoding = "utf-8"  # no declaration: the bytes themselves are not UTF-8
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        return SourceFile(path, error=f"cannot decode as {encoding}: {exc}")
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return SourceFile(path, text=text, encoding=encoding)
+        if (exc.msg or "").startswith("too many"):
+            return FileFacts(path=str(path), error=f"syntax error: {exc.msg}", error_line=exc.lineno or 1,
+                             error_col=max((exc.offset or 1) - 1, 0))
+    except (RecursionError, MemoryError):
+        return FileFacts(path=str(path), error="too deeply nested: Python itself cannot compile it "
+                                               "(maximum recursion depth exceeded)")
+    except ValueError:
+        pass  # NUL bytes and the like: the parser reports them
+    return None
 
 
-def collect_text(kb: KnowledgeBase, path: Path, text: str) -> FileFacts:
+def collect_text(kb: KnowledgeBase, path: Path, text: str, max_bytes: int = 0) -> FileFacts:
+    if max_bytes and len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        return FileFacts(path=str(path), error=too_large(len(text.encode("utf-8", "surrogatepass")), max_bytes))
+    refused = refused_by_python(text, path)
+    if refused is not None:
+        return refused
     from .collect import collect  # libcst is imported only when a file really has to be parsed
 
-    try:
+    try:  # callers run this on a deep stack (run_deep), where libcst's recursion fits
         return collect(kb, str(path), text)
     except RecursionError:
         return FileFacts(path=str(path), error="too deeply nested to parse")
 
 
-def facts_for_file(kb: KnowledgeBase, path: Path) -> tuple[FileFacts, Optional[Notebook]]:
-    """Read and collect one file (what a worker process does)."""
-    source = read_source(path)
+def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None,
+                   max_bytes: int = 0) -> tuple[FileFacts, Optional[Notebook]]:
+    """Read and collect one file (what a worker process does). For a notebook the size limit
+    applies to its code, its JSON may be larger."""
+    notebook_file = path.suffix == ".ipynb"
+    source = read_source(path, data, max_bytes * NOTEBOOK_SIZE_FACTOR if notebook_file else max_bytes)
     notebook = None
-    if source.text is not None and path.suffix == ".ipynb":
+    if source.text is not None and notebook_file:
         try:
-            notebook = Notebook.parse(source.text)
+            with python_recursion():  # each cell is compiled, as refused_by_python does for files
+                notebook = Notebook.parse(source.text)
         except NotebookError as exc:
             return FileFacts(path=str(path), error=str(exc)), None
         source = SourceFile(path, text=notebook.source)
     if source.error is not None or source.text is None:
         return FileFacts(path=str(path), error=source.error or "cannot read file"), None
-    return collect_text(kb, path, source.text), notebook
+    return collect_text(kb, path, source.text, max_bytes), notebook
 
 
 def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:
@@ -120,6 +110,10 @@ class Linter:
         self.notebooks: dict[Path, Notebook] = {}
         self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
+        self._named: set[Path] = set()  # files asked for (not just reached by following imports)
+        # parsing happens in worker processes, except under flake8, which runs its own
+        self._pool: Optional[ParserPool] = None
+        self.isolate = standalone
         roots = [settings.project_root / s for s in settings.src]
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]))
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
@@ -139,55 +133,87 @@ class Linter:
             self._facts[key] = self._collect(key)
         return self._facts[key]
 
+    @property
+    def max_bytes(self) -> int:
+        return self.settings.max_file_size * 1024
+
+    def _outside(self, path: Path) -> bool:
+        """Reached through a symlink that leaves the project (an import's module; files named
+        on the command line are read wherever they are)."""
+        root = real(self.settings.project_root)
+        return path not in self._named and path not in self._overrides and root not in path.parents
+
     def _collect(self, path: Path) -> FileFacts:
-        if path in self._overrides:
-            return collect_text(self.kb, path, self._overrides[path])
-        if self.cache is not None:  # project modules a program imports are cached too
-            self.prefetch([path], 1, self.cache)
-            facts = self._facts.get(path)
-            if facts is not None:
-                return facts
-        facts, notebook = facts_for_file(self.kb, path)
-        if notebook is not None:
-            self.notebooks[path] = notebook
+        if self._outside(path):
+            return FileFacts(path=str(path), error="outside the project (reached through a symlink); not read")
+        self.prefetch([path], 1, self.cache)  # project modules a program imports are cached too
+        facts = self._facts.get(path)
+        assert facts is not None
         return facts
+
+    def _parse(self, tasks: list[Task], jobs: int) -> list[tuple[FileFacts, Optional[Notebook]]]:
+        if not self.isolate:
+            return run_deep(work_here, self.kb, tasks)
+        if self._pool is None:
+            self._pool = ParserPool(self.kb, self.settings.file_timeout)
+            weakref.finalize(self, self._pool.close)
+        return self._pool.run(tasks, jobs)
+
+    def close(self) -> None:
+        """Stop the parser workers (a later parse starts new ones)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def prefetch(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> None:
         """Collect the facts of many files up front: from the cache, else in ``jobs`` processes."""
-        todo: list[tuple[Path, Optional[str]]] = []
+        todo: list[tuple[Path, Optional[str], Task]] = []
         for path in files:
             key = real(path)
-            if key in self._facts or key in self._overrides:
+            if key in self._facts:
                 continue
-            cache_key = None
+            if key in self._overrides:
+                todo.append((key, None, Task(str(key), text=self._overrides[key], max_bytes=self.max_bytes)))
+                continue
+            problem = file_problem(Path(path), self.max_bytes)  # the path as given: a dangling link says so
+            if problem is not None:
+                self._facts[key] = FileFacts(path=str(key), error=problem)
+                continue
+            data, cache_key = None, None
             if cache is not None:
-                try:
-                    data = key.read_bytes()
-                except OSError:
-                    todo.append((key, None))  # reported as DET001 by the normal path
-                    continue
-                cache_key = cache.key(key, data)
-                facts = cache.get(cache_key)
-                if facts is not None:
-                    self._facts[key] = facts
-                    if key.suffix == ".ipynb" and facts.error is None:
-                        self.notebooks[key] = Notebook.parse(data.decode("utf-8", errors="replace"))
-                    continue
-            todo.append((key, cache_key))
-        if jobs > 1 and len(todo) >= 2 * jobs:
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                results = list(pool.map(_collect_in_worker, [str(p) for p, _ in todo],
-                                        chunksize=max(1, min(16, len(todo) // (jobs * 4)))))
-        else:
-            results = [facts_for_file(self.kb, path) for path, _ in todo]
-        for (path, cache_key), (facts, notebook) in zip(todo, results):
+                data, _ = read_bytes(key, self.max_bytes * NOTEBOOK_SIZE_FACTOR)
+                if data is not None:
+                    cache_key = cache.key(key, data)
+                    if self._from_cache(key, data, cache.get(cache_key, self._fits_kb)):
+                        continue
+            todo.append((key, cache_key, Task(str(key), data=data, max_bytes=self.max_bytes)))
+        if not todo:
+            return
+        results = self._parse([task for _, _, task in todo], jobs if len(todo) >= 2 * jobs else 1)
+        for (path, cache_key), (facts, notebook) in zip([(p, k) for p, k, _ in todo], results):
             self._facts[path] = facts
             if notebook is not None:
                 self.notebooks[path] = notebook
             if cache is not None and cache_key is not None:
                 cache.put(cache_key, facts)
+
+    def _from_cache(self, path: Path, data: bytes, facts: Optional[FileFacts]) -> bool:
+        if facts is None:
+            return False
+        if path.suffix == ".ipynb" and facts.error is None:
+            try:
+                self.notebooks[path] = Notebook.parse(data.decode("utf-8", errors="replace"))
+            except (NotebookError, ValueError, TypeError):
+                return False
+        self._facts[path] = facts
+        return True
+
+    def _fits_kb(self, facts: FileFacts) -> bool:
+        """A cached entry may only name matchers this knowledge base has."""
+        try:
+            return all(0 <= hit.index < len(self.kb.owner_matchers(hit.owner)) for hit in facts.hits)
+        except (KeyError, ValueError):
+            return False
 
     # ---- entries and programs ----------------------------------------------------------------------
     def is_entry(self, path: Path, facts: FileFacts) -> bool:
@@ -214,6 +240,7 @@ class Linter:
     def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True) -> list[Diagnostic]:
         """Findings for one file; notebook findings carry their cell and in-cell line unless
         ``map_cells`` is False (the fixer works on the joined program text)."""
+        self._named.add(real(path))
         diags = self._lint_file(path, display or str(path))
         notebook = self.notebooks.get(real(path))
         if map_cells and notebook is not None and real(path) not in self._overrides:
@@ -261,9 +288,10 @@ class Linter:
         starts = {cell: i + 1 for i, (cell, n) in enumerate(notebook.line_map) if n == 0}
         for index, line, reason in notebook.cell_errors:
             program_line = starts.get(index, 0) + line
+            detail = reason if reason == NOT_TEXT else f"syntax error: {reason}"
             out.append(Diagnostic(code="DET001", name="unparsable-file", path=display, line=program_line, col=0,
                                   end_line=program_line, end_col=0,
-                                  message=f"cell cannot be checked: syntax error: {reason}; the other cells were"))
+                                  message=f"cell cannot be checked: {detail}; the other cells were"))
         return out
 
     def where(self, path: Path, line: int) -> str:
@@ -304,9 +332,13 @@ class Linter:
     def run(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> Result:
         result = Result(files=len(files))
         self.cache = cache
-        self.prefetch(files, jobs, cache)
-        for path in files:
-            result.diagnostics.extend(self.lint_file(path, self.display(path)))
+        self._named.update(real(path) for path in files)
+        try:
+            self.prefetch(files, jobs, cache)
+            for path in files:
+                result.diagnostics.extend(self.lint_file(path, self.display(path)))
+        finally:
+            self.close()
         result.diagnostics.sort(key=Diagnostic.sort_key)
         return result
 
@@ -322,7 +354,3 @@ def is_suppressed(diag: Diagnostic, facts: FileFacts) -> bool:
 
 def hits_of(facts: FileFacts, owner: str) -> list[Hit]:
     return [h for h in facts.hits if h.owner == owner]
-
-
-def _collect_in_worker(path: str) -> tuple[FileFacts, Optional[Notebook]]:
-    return facts_for_file(kb_module.load(), Path(path))

@@ -287,15 +287,18 @@ class _Reader:
         return value
 
 
-def _load_file(path: Path, into: dict[str, dict[str, Any]]) -> None:
+def _read_yaml(path: Path) -> Any:
     import yaml  # imported here so that a fully cached run never loads PyYAML
 
-    reader = _Reader(path.name)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster start-up
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
     except yaml.YAMLError as exc:
         raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
+
+
+def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
+    reader = _Reader(path.name)
     reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
     unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules"}  # x-: YAML anchors
     reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
@@ -432,8 +435,9 @@ def _user_cache() -> Optional[Path]:
 
 @lru_cache(maxsize=4)
 def _load_cached(directory: str) -> KnowledgeBase:
-    """Parse and validate the rules, or reuse the parsed form saved (per user, per content digest)
-    by an earlier run: parsing YAML is most of a one-file run's start-up."""
+    """Parse and validate the rules. Reading YAML is most of a one-file run's start-up, so the
+    documents an earlier run read are kept (per user, per content digest) as JSON: data only,
+    validated again like the YAML itself; an entry that does not load is rebuilt."""
     files = sorted(Path(directory).glob("*.yaml"))
     if not files:
         raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
@@ -443,37 +447,57 @@ def _load_cached(directory: str) -> KnowledgeBase:
     from . import __version__
 
     cache_dir = _user_cache()
-    cached = cache_dir / f"kb-{__version__}-{digest.hexdigest()[:24]}.pickle" if cache_dir else None
-    if cached is not None and cached.is_file():
+    cached = cache_dir / f"kb-{__version__}-{digest.hexdigest()[:24]}.json" if cache_dir else None
+    documents = _read_cached_documents(cached, files, digest.hexdigest()) if cached is not None else None
+    if documents is not None:
         try:
-            import pickle
-
-            with cached.open("rb") as handle:
-                kb = pickle.load(handle)
-            if isinstance(kb, KnowledgeBase):
-                return kb
-        except Exception:
+            return _parse(files, digest.hexdigest()[:16], documents)
+        except Exception:  # a cached copy that does not validate (edited by hand?): read the YAML
             pass
-    kb = _parse(files, digest.hexdigest()[:16])
+    documents = [_read_yaml(path) for path in files]
+    kb = _parse(files, digest.hexdigest()[:16], documents)
     if cached is not None:
-        try:
-            import pickle
-            import tempfile
-
-            cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".kb-")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, cached)
-        except OSError:
-            pass
+        _write_cached_documents(cached, files, digest.hexdigest(), documents)
     return kb
 
 
-def _parse(files: list[Path], digest: str) -> KnowledgeBase:
+def _read_cached_documents(cached: Path, files: list[Path], digest: str) -> Optional[list[Any]]:
+    import json
+
+    try:
+        doc = json.loads(cached.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("digest") != digest or doc.get("files") != [p.name for p in files]:
+        return None
+    documents = doc.get("documents")
+    if not isinstance(documents, list) or len(documents) != len(files):
+        return None
+    return documents
+
+
+def _write_cached_documents(cached: Path, files: list[Path], digest: str, documents: list[Any]) -> None:
+    """Saved only when JSON gives back exactly what YAML gave (no dates, no non-string keys)."""
+    import json
+    import tempfile
+
+    try:
+        text = json.dumps({"digest": digest, "files": [p.name for p in files], "documents": documents})
+        if json.loads(text)["documents"] != documents:
+            return
+        cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".kb-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, cached)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def _parse(files: list[Path], digest: str, documents: list[Any]) -> KnowledgeBase:
     into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}}
-    for path in files:
-        _load_file(path, into)
+    for path, data in zip(files, documents):
+        _load_file(path, into, data)
     kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
                        digest=digest)
     _check_references(kb)

@@ -23,6 +23,9 @@ ENV_ASSIGN = re.compile(r"environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<valu
 ENV_MAGIC = re.compile(r"^(?P<indent>\s*)%env\s+(?P<name>\w+)(?:\s*=\s*|\s+)(?P<value>.*?)\s*$")
 
 
+NOT_TEXT = "its source is not text (nbformat wants a string or a list of strings)"
+
+
 class NotebookError(Exception):
     """Not a notebook detlint can read (bad JSON, not nbformat 4)."""
 
@@ -57,6 +60,8 @@ class Notebook:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise NotebookError(f"not valid notebook JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        except RecursionError:
+            raise NotebookError("not a notebook detlint can read: the JSON is nested too deeply") from None
         if not isinstance(data, dict):
             raise NotebookError("not a Jupyter notebook: the JSON is not an object")
         if data.get("nbformat") != 4:
@@ -75,6 +80,11 @@ class Notebook:
             self.code_cells.append(index)
             lines.append(f"# {self.tag}_cell_{index}__")
             self.line_map.append((index, 0))
+            if not _is_text(cell.get("source", "")):  # reported for this cell; the others are checked
+                self.cell_errors.append((index, 1, NOT_TEXT))
+                lines.append("# __detlint_unparsable_cell__")
+                self.line_map.append((index, 1))
+                continue
             for number, line in enumerate(self._cell_program(index, cell_text(cell)), start=1):
                 lines.append(line)
                 self.line_map.append((index, number))
@@ -229,6 +239,10 @@ def _bracket_balance(line: str) -> int:
     """Opening minus closing brackets on a line, strings and comments left out (roughly)."""
     code = _STRINGS.sub("", line).split("#", 1)[0]
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def _is_text(source: Any) -> bool:
+    return isinstance(source, str) or (isinstance(source, list) and all(isinstance(s, str) for s in source))
 
 
 def cell_text(cell: dict[str, Any]) -> str:

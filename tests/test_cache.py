@@ -75,8 +75,8 @@ def test_upgrading_the_knowledge_base_invalidates(project: Path, tmp_path: Path)
 
 def test_corrupt_entry_is_recomputed(project: Path) -> None:
     first, cache, _ = run(project)
-    for entry in (project / ".detlint_cache").rglob("*.pickle"):
-        entry.write_bytes(b"\x80\x04not a pickle")
+    for entry in (project / ".detlint_cache").rglob("*.json"):
+        entry.write_bytes(b"{\"format\": 1, \"truncated")
     again, cache, _ = run(project)
     assert again == first and cache.misses == 2
     third, cache, _ = run(project)
@@ -94,14 +94,16 @@ def test_concurrent_runs_share_the_cache(project: Path) -> None:
 
 
 def test_fully_cached_run_does_not_import_libcst(project: Path) -> None:
-    cmd = [sys.executable, "-c", "import sys; from detlint.cli import main; code = main(['.', '--isolated', "
-           "'--tf-version', '2.21']); print('LIBCST', 'libcst' in sys.modules)"]
+    # files are parsed in worker processes: a run that parses anything starts one
+    cmd = [sys.executable, "-c", "import sys; from detlint.cli import main; from detlint.isolation import ParserPool; "
+           "code = main(['.', '--isolated', '--tf-version', '2.21']); "
+           "print('LIBCST', 'libcst' in sys.modules, 'WORKERS', ParserPool.workers_started)"]
     subprocess.run(cmd, cwd=project, capture_output=True, text=True)
     second = subprocess.run(cmd, cwd=project, capture_output=True, text=True)
-    assert "LIBCST False" in second.stdout
+    assert "LIBCST False WORKERS 0" in second.stdout
     uncached = subprocess.run(cmd[:-1] + [cmd[-1].replace("'2.21']", "'2.21', '--no-cache']")], cwd=project,
                               capture_output=True, text=True)
-    assert "LIBCST True" in uncached.stdout
+    assert "WORKERS 1" in uncached.stdout and "DET201" in uncached.stdout
 
 
 def test_benchmark_script_runs_on_a_tiny_corpus() -> None:

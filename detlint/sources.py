@@ -1,0 +1,119 @@
+"""Reading a file to check: only regular files, never more than the size limit, decoded as
+Python decodes source. Nothing here blocks: a FIFO is recognised from its metadata, and files
+are opened non-blocking and checked again once open."""
+from __future__ import annotations
+
+import errno
+import io
+import os
+import re
+import stat
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    text: Optional[str] = None
+    encoding: str = "utf-8"
+    error: Optional[str] = None
+
+
+NOTEBOOK_SIZE_FACTOR = 32  # a notebook's JSON (outputs, images) may be this much larger than its code
+FILE_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    return (f"too large to check: {size // 1024} KB, over the limit of {max_bytes // 1024} KB "
+            "(the max-file-size setting)")
+
+
+def not_regular(mode: int) -> str:
+    kind = next((name for test, name in FILE_KINDS if test(mode)), "a special file")
+    return f"not a regular file ({kind}); only regular files are checked"
+
+
+def missing_file(path: Path) -> str:
+    if os.path.islink(path):
+        try:
+            return f"dangling symlink: target {os.readlink(path)} does not exist"
+        except OSError:
+            pass
+    return "file not found (removed during the run?)"
+
+
+def file_problem(path: Path, max_bytes: int = 0) -> Optional[str]:
+    """Why ``path`` will not be read, decided from its metadata alone (a FIFO is never opened)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return missing_file(path)
+    except OSError as exc:
+        return "cannot read file: symlink loop" if exc.errno == errno.ELOOP else \
+            f"cannot read file: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):
+        return not_regular(info.st_mode)
+    if max_bytes and path.suffix != ".ipynb" and info.st_size > max_bytes:
+        return too_large(info.st_size, max_bytes)
+    return None
+
+
+def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optional[str]]:
+    """A regular file's bytes, or why not. Opened non-blocking and checked after opening, so a
+    file swapped for a FIFO after discovery cannot hang the run; at most ``max_bytes`` are read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        return None, f"cannot read file: {missing_file(path)}"
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        return None, f"cannot read file: {reason}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, not_regular(info.st_mode)
+        if max_bytes and info.st_size > max_bytes:
+            return None, too_large(info.st_size, max_bytes)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if max_bytes and total > max_bytes:  # it grew while we read
+                return None, too_large(total, max_bytes)
+        return b"".join(chunks), None
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+
+
+def read_source(path: Path, data: Optional[bytes] = None, max_bytes: int = 0) -> SourceFile:
+    """Decode a Python file as the interpreter would (BOM, coding cookie), or say why not."""
+    if data is None:
+        data, error = read_bytes(path, max_bytes)
+        if data is None:
+            return SourceFile(path, error=error)
+    if b"\0" in data:
+        return SourceFile(path, error="file contains NUL bytes; not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        if COOKIE_RE.search(b"\n".join(data.splitlines()[:2])):
+            return SourceFile(path, error=f"bad encoding declaration: {exc}")
+        encoding = "utf-8"  # no declaration: the bytes themselves are not UTF-8
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        return SourceFile(path, error=f"cannot decode as {encoding}: {exc}")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceFile(path, text=text, encoding=encoding)

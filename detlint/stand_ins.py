@@ -1,0 +1,101 @@
+"""Valid Python that libcst's grammar rejects, parsed with a stand-in for the statement at fault.
+
+libcst refuses a parenthesised target of an annotated assignment (``(x): int = 1``) and runs of
+a few thousand implicitly concatenated strings (generated data modules). When Python itself
+compiles the file, the statement libcst stops at is replaced by a stand-in that keeps every other
+line and column where it was, and the rest of the file is checked as usual:
+
+* ``(x): int = 1`` becomes ``x  : int = 1`` (same meaning);
+* any other statement becomes ``pass`` followed by blank lines (its own contents go unchecked).
+"""
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from typing import Optional
+
+import libcst as cst
+
+MAX_STAND_INS = 8  # each costs a full parse; a file needing more is reported as it is
+
+
+def parse_module(source: str) -> cst.Module:
+    """``cst.parse_module``, with stand-ins where libcst and Python disagree; raises libcst's
+    first error when Python rejects the file too or no stand-in helps."""
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        first = exc
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise first from None
+    statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)]
+    lines = source.splitlines(keepends=True)
+    error = first
+    replaced: set[int] = set()
+    for _ in range(MAX_STAND_INS):
+        statement = next((s for s in (_at(statements, line) for line in _error_lines(error))
+                          if s is not None and id(s) not in replaced), None)
+        if statement is None:
+            break
+        replaced.add(id(statement))
+        changed = _stand_in(lines, statement)
+        if changed is None:
+            break
+        lines = changed
+        try:
+            return cst.parse_module("".join(lines))
+        except cst.ParserSyntaxError as exc:
+            error = exc
+    raise first from None
+
+
+def _error_lines(error: cst.ParserSyntaxError) -> list[int]:
+    """Where libcst stopped: its message says it best ("error at 2:8"); ``raw_line`` can be off."""
+    match = re.search(r"error at (\d+):(\d+)", error.message)
+    return ([int(match.group(1))] if match else []) + [error.raw_line]
+
+
+def _at(statements: list[ast.stmt], line: int) -> Optional[ast.stmt]:
+    """The innermost statement spanning ``line``."""
+    spanning = [s for s in statements if s.lineno <= line <= (s.end_lineno or s.lineno)]
+    return min(spanning, key=lambda s: (s.end_lineno or s.lineno) - s.lineno, default=None)
+
+
+def _column(line: str, byte_offset: int) -> int:
+    """ast counts columns in UTF-8 bytes; strings count characters."""
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+def _stand_in(lines: list[str], node: ast.stmt) -> Optional[list[str]]:
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    if last >= len(lines) or node.end_col_offset is None:
+        return None
+    out = list(lines)
+    head = lines[first]
+    start = _column(head, node.col_offset)
+    if isinstance(node, ast.AnnAssign) and not node.simple and isinstance(node.target, ast.Name) \
+            and node.target.lineno == node.lineno == node.end_lineno:
+        name_start, name_end = _column(head, node.target.col_offset), _column(head, node.target.end_col_offset or 0)
+        colon = head.find(":", name_end)
+        wrapping = head[start:name_start] + head[name_end:colon]
+        if colon > 0 and set(wrapping) <= set("() \t"):
+            name = node.target.id
+            out[first] = head[:start] + name + " " * (colon - start - len(name)) + head[colon:]
+            return out
+    end = _column(lines[last], node.end_col_offset)
+    rest = lines[last][end:]
+    if rest.strip() and not rest.lstrip().startswith("#"):
+        return None  # `x = ...; y = 1`: no stand-in keeps the rest of the line valid
+    if first == last:
+        out[first] = head[:start] + "pass" + rest
+        return out
+    out[first] = head[:start] + "pass\n"
+    for index in range(first + 1, last):
+        out[index] = "\n"
+    out[last] = rest if rest.strip() else "\n"
+    return out

@@ -53,7 +53,7 @@ def test_try_repo_fails_on_bad_file_and_passes_on_good(tmp_path: Path) -> None:
     # the fix hook rewrites the file and so fails the commit, as ruff's does; then it passes
     fixing = try_repo("bad.py", "detlint-fix")
     assert fixing.returncode == 1 and "files were modified by this hook" in fixing.stdout, fixing.stdout
-    assert (repo / "bad.py").read_text() == "import os\n"
+    assert (repo / "bad.py").read_text() == "\n"  # the removed line was all os served
     subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
     again = try_repo("bad.py", "detlint-fix")
     assert again.returncode == 0, again.stdout
@@ -96,6 +96,6 @@ def test_readme_local_hook_runs_the_installed_detlint(tmp_path: Path) -> None:
 
     bad = run("bad.py")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "bad.py:2:1: DET105" in bad.stdout
+    assert "bad.py:2:1: DET203" in bad.stdout
     good = run("good.py")
     assert good.returncode == 0 and "Passed" in good.stdout, good.stdout + good.stderr

@@ -228,6 +228,14 @@ class Linter:
         if not any(h.scope is None for h in facts.hits) and not any(c.scope is None for c in facts.calls):
             return False
         program = self.builder.build(path, local_only=True)
+        if any(th.hit.owner in self.marker_owners for th in program.trace):
+            return True
+        # a script that trains through project code (`from nn import train; train(cfg)`) is a
+        # program too: follow its module-level calls into project modules
+        resolve = self.builder.resolver.resolve
+        if not any(c.scope is None and "." in c.target and resolve(path, c.target) for c in facts.calls):
+            return False
+        program = self.builder.build(path)
         return any(th.hit.owner in self.marker_owners for th in program.trace)
 
     def display(self, path: Path) -> str:

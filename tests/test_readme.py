@@ -92,9 +92,17 @@ WALKTHROUGH = [b for b in fenced_blocks() if b.startswith("$ detlint diverge")]
 @pytest.mark.parametrize("block", WALKTHROUGH, ids=[b.splitlines()[0][2:] for b in WALKTHROUGH])
 def test_the_diverge_walkthrough_prints_what_the_readme_shows(block: str) -> None:
     command, *shown = block.strip().splitlines()
-    proc = subprocess.run(shlex.split(command[2:]), cwd=ROOT / "tests" / "realtf", capture_output=True, text=True,
-                          env=env(), timeout=600)
-    assert _normalise(proc.stdout) == _normalise("\n".join(shown)), proc.stdout + proc.stderr[-2000:]
+    # data_order.py reorders through thread timing, which once in a while surfaces a step later:
+    # the README's output must be what one of three attempts prints
+    outputs = []
+    for _ in range(3 if "data_order" in command else 1):
+        proc = subprocess.run(shlex.split(command[2:]), cwd=ROOT / "tests" / "realtf", capture_output=True,
+                              text=True, env=env(), timeout=600)
+        outputs.append(proc.stdout + proc.stderr[-2000:])
+        if _normalise(proc.stdout) == _normalise("\n".join(shown)):
+            break
+    else:
+        raise AssertionError("\n---\n".join(outputs))
 
 
 def test_the_walkthrough_is_there() -> None:

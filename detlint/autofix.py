@@ -17,7 +17,7 @@ from typing import Optional
 
 from .collect import collect
 from .engine import Linter, read_source, real
-from .fix_cleanup import drop_imports_made_unused, drop_repeated_fix_results
+from .fix_cleanup import tidy_after_fix
 from .fix_placement import Position, seed_call
 from .fixes import FixError, apply_plan, is_applicable, plan_for
 from .ftypes import Diagnostic, Edit
@@ -111,7 +111,9 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         if not chosen and not sites:
             break
         limit = min((d.line for d in chosen if (d.fix_spec or {}).get("action") == "insert"), default=None)
-        own = _own_seed(linter, path, result.fixed, limit)
+        # the program's own seed (a second parse) only when a chosen fix writes a seed
+        own = _own_seed(linter, path, result.fixed, limit) if any(
+            "{seed}" in repr(d.fix_spec) for d in chosen) else None
         seed = own[2] if own and own[2] else linter.settings.seed  # a literal, for fixes away from that call
         plan, used = plan_for(chosen, seed, sites, (own[0], own[1]) if own and beside_own_seed else None)
         if plan.seed_at is not None:
@@ -130,7 +132,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         result.fixed = fixed
         result.applied.extend(used)
     if result.fixed != text and result.error is None:
-        result.fixed = drop_imports_made_unused(text, drop_repeated_fix_results(text, result.fixed))
+        result.fixed = tidy_after_fix(text, result.fixed)
     linter.set_source(path, result.fixed)
     return result
 

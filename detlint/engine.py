@@ -16,7 +16,7 @@ from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
 from .notebook import NOT_TEXT, Notebook, NotebookError
-from .program import ModuleResolver, ProgramBuilder
+from .program import ModuleResolver, Program, ProgramBuilder
 from .sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source, too_large
 
 __all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
@@ -108,6 +108,7 @@ class Linter:
         self.evaluator = Evaluator(self.kb, settings)
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
+        self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
         self._named: set[Path] = set()  # files asked for (not just reached by following imports)
@@ -123,6 +124,7 @@ class Linter:
         """Lint ``text`` as the content of ``path`` (stdin, flake8's lines, notebooks)."""
         self._overrides[real(path)] = text
         self._facts.pop(real(path), None)
+        self._entry_programs.clear()  # built from the text before
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
         self._facts[real(path)] = facts
@@ -236,6 +238,7 @@ class Linter:
         if not any(c.scope is None and "." in c.target and resolve(path, c.target) for c in facts.calls):
             return False
         program = self.builder.build(path)
+        self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again
         return any(th.hit.owner in self.marker_owners for th in program.trace)
 
     def display(self, path: Path) -> str:
@@ -276,7 +279,9 @@ class Linter:
         try:
             notebook = self.notebooks.get(real(path))
             cell_errors = self._cell_errors(notebook, display) if notebook is not None else []
-            program = self.builder.build(path) if self.is_entry(path, facts) else None
+            entry = self.is_entry(path, facts)
+            built = self._entry_programs.pop(real(path), None)
+            program = (built or self.builder.build(path)) if entry else None
             # an inference-only program is not asked about backprop; a library module may be trained
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             diags = self.evaluator.file_diagnostics(display, facts, trains)

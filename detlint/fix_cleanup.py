@@ -70,14 +70,21 @@ def _repeatable_call(stmt: cst.CSTNode) -> bool:
         for arg in call.args)
 
 
-def drop_repeated_fix_results(before: str, after: str) -> str:
+def tidy_after_fix(before: str, after: str) -> str:
+    """``after`` (the fixed text) without a switch two fixes both produced and without the
+    imports the fixes left unused; ``before`` is the text before any fix."""
+    try:
+        old = cst.parse_module(before)
+        return drop_imports_made_unused(old, drop_repeated_fix_results(old, after))
+    except cst.ParserSyntaxError:
+        return after
+
+
+def drop_repeated_fix_results(old: cst.Module, after: str) -> str:
     """Two fixes can produce the same statement (``patch()`` replaced by, and a bare
     ``enable_op_determinism`` completed to, ``enable_op_determinism()``): keep the first. Only
     module-level calls with literal arguments that the fixes added a copy of are dropped."""
-    try:
-        old, new = cst.parse_module(before), cst.parse_module(after)
-    except cst.ParserSyntaxError:
-        return after
+    new = cst.parse_module(after)
     counts_before: dict[str, int] = {}
     for stmt in old.body:
         code = old.code_for_node(stmt.with_changes(leading_lines=[])) if _repeatable_call(stmt) else None
@@ -102,13 +109,10 @@ def drop_repeated_fix_results(before: str, after: str) -> str:
     return new.with_changes(body=body).code if changed else after
 
 
-def drop_imports_made_unused(before: str, after: str) -> str:
-    """Remove the top-level imports that ``before`` used and ``after`` (the fixed text) no longer
+def drop_imports_made_unused(old: cst.Module, after: str) -> str:
+    """Remove the top-level imports that ``old`` used and ``after`` (the fixed text) no longer
     does: the fix made them unused. Imports that were already unused stay; so do star imports."""
-    try:
-        old, new = cst.parse_module(before), cst.parse_module(after)
-    except cst.ParserSyntaxError:
-        return after
+    new = cst.parse_module(after)
     was_used, now_used = used_names(old), used_names(new)
     unused = {name for stmt in new.body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body
               if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)

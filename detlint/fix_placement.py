@@ -126,7 +126,7 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
     def line_of(stmt: cst.CSTNode) -> int:
         return positions[stmt].start.line
 
-    anchor = statement_at(positions, seed_at) if seed_at else None
+    anchor = call_statements(positions).get(seed_at) if seed_at else None
     anchored: list[str] = []
 
     imports_at: dict[int, list[str]] = {}  # original index -> import lines inserted there
@@ -166,7 +166,7 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
             new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])  # a block of its own
         body[base:base] = new_imports + new
     for base in sorted(imports_at, reverse=True):  # imports of anchored code
-        if imports_at[base] and not code_at.get(base):
+        if anchor is not None and anchored and imports_at[base] and not code_at.get(base):
             body[base:base] = [cst.parse_statement(line + "\n") for line in imports_at[base]]
     result = wrapper.module.with_changes(body=body)
     if anchor is not None and anchored:
@@ -174,15 +174,15 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
     return result
 
 
-def statement_at(positions: Any, at: Position) -> Optional[cst.SimpleStatementLine]:
-    """The statement line that is the call starting at ``at`` (``np.random.seed(args.seed)``)."""
-    for node, rng in positions.items():
+def call_statements(positions: Any) -> dict[Position, cst.SimpleStatementLine]:
+    """Statement lines that are one call, by where the call starts (``np.random.seed(args.seed)``)."""
+    out: dict[Position, cst.SimpleStatementLine] = {}
+    for node in positions:
         if (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Expr)
                 and isinstance(node.body[0].value, cst.Call)):
             start = positions[node.body[0].value].start
-            if (start.line, start.column) == at:
-                return node
-    return None
+            out[(start.line, start.column)] = node
+    return out
 
 
 class _InsertAfter(cst.CSTTransformer):
@@ -247,10 +247,11 @@ def seed_call(source: str, seeder_calls: Sequence[tuple[int, int]], before_line:
                         and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Integer)):
                     constants[small.targets[0].target.value] = small.value.value
     found: list[tuple[str, Position, Optional[str]]] = []
+    statements = call_statements(positions)
     for at in sorted(set(seeder_calls)):
         if before_line is not None and at[0] >= before_line:
             continue
-        stmt = statement_at(positions, at)
+        stmt = statements.get(at)
         if stmt is None:
             continue
         call = stmt.body[0].value  # type: ignore[attr-defined]

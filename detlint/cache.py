@@ -17,6 +17,7 @@ from typing import Callable, Optional
 from . import __version__
 from .facts_json import dump_facts, load_facts
 from .ftypes import FileFacts
+from .outline import Outline, outline_from_json, outline_to_json
 
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory holds detlint's cache.\n"
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # far above any real entry; a planted huge file is a miss
@@ -53,14 +54,27 @@ class FactsCache:
         self.hits += 1
         return facts
 
+    def get_outline(self, key: str) -> Optional[Outline]:
+        """A module's outline (see ``outline``), kept beside its facts; None when absent or bad."""
+        try:
+            with open(self._file(key).with_suffix(".outline.json"), "rb") as handle:
+                return outline_from_json(handle.read(MAX_ENTRY_BYTES + 1))
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    def put_outline(self, key: str, sketch: Outline) -> None:
+        self._write(self._file(key).with_suffix(".outline.json"), outline_to_json(sketch))
+
     def put(self, key: str, facts: FileFacts) -> None:
-        target = self._file(key)
+        self._write(self._file(key), dump_facts(facts, key))
+
+    def _write(self, target: Path, data: bytes) -> None:
         try:
             self._make_directories()
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                handle.write(dump_facts(facts, key))
+                handle.write(data)
             os.replace(tmp, target)
         except OSError:
             pass  # a read-only checkout still lints, just without a cache

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import builtins
 import re
-import sys
 from typing import Any, Optional, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import names, stand_ins
+from .names import EXTERNAL_MODULES
 from .conditions import MISSING, check, check_kwargs, dotted, literal
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
@@ -28,8 +28,6 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
 
 Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
-EXTERNAL_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy", "pandas", "scipy", "sklearn",
-                                                                        "matplotlib", "absl", "torch", "jax"}
 LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
 

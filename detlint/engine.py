@@ -15,7 +15,9 @@ from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
+from .names import EXTERNAL_MODULES
 from .notebook import NOT_TEXT, Notebook, NotebookError
+from .outline import Outline, kb_tokens, outline, provider_tokens
 from .program import ModuleResolver, Program, ProgramBuilder
 from .sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source, too_large
 
@@ -116,7 +118,11 @@ class Linter:
         self._pool: Optional[ParserPool] = None
         self.isolate = standalone
         roots = [settings.project_root / s for s in settings.src]
-        self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]))
+        self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]),
+                                      self.outline_of)
+        self.builder.provider_tokens = provider_tokens(self.kb)
+        self._outlines: dict[Path, Optional[Outline]] = {}
+        self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
 
     # ---- facts ---------------------------------------------------------------------------------
@@ -134,6 +140,43 @@ class Linter:
         if key not in self._facts:
             self._facts[key] = self._collect(key)
         return self._facts[key]
+
+    def outline_of(self, path: Path) -> Optional[Outline]:
+        """A cheap outline of a module the program imports (None: parse it in full)."""
+        key = real(path)
+        if key in self._facts or key.suffix != ".py" or self._outside(key):
+            return None  # already parsed (the facts say more), a notebook, or not to be read
+        if key not in self._outlines:
+            self._outlines[key] = self._make_outline(key)
+        return self._outlines[key]
+
+    def _make_outline(self, path: Path) -> Optional[Outline]:
+        if path in self._overrides:
+            text: Optional[str] = self._overrides[path]
+            data, cache_key = None, None
+        else:
+            data, _ = read_bytes(path, self.max_bytes)
+            if data is None:
+                return None
+            cache_key = self.cache.key(path, data) if self.cache is not None else None
+            if cache_key is not None:
+                cached = self.cache.get_outline(cache_key)
+                if cached is not None:
+                    return cached
+            text = read_source(path, data).text
+        if text is None:
+            return None
+        if self._tokens is None:
+            self._tokens = kb_tokens(self.kb)
+        sketch = outline(text, self._tokens, EXTERNAL_MODULES | self.builder_framework_tops)
+        if cache_key is not None and self.cache is not None:
+            self.cache.put_outline(cache_key, sketch)
+        return sketch
+
+    @property
+    def builder_framework_tops(self) -> frozenset[str]:
+        frameworks = self.kb.groups.get("frameworks")
+        return frozenset(m.split(".")[0] for m in frameworks.imports) if frameworks else frozenset()
 
     @property
     def max_bytes(self) -> int:

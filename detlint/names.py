@@ -1,6 +1,7 @@
 """Canonical spellings of framework names, so one knowledge-base entry covers every alias."""
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 # Prefixes that name the same Keras API. ``tf.keras`` is Keras 2 or 3 depending on the
@@ -9,6 +10,9 @@ _KERAS_PREFIXES = (
     "tensorflow.compat.v1.keras.", "tensorflow.compat.v2.keras.", "tensorflow.python.keras.",
     "tensorflow.keras.", "tf_keras.", "keras.src.", "keras.api.",
 )
+# top-level packages that are never a project's own code (their calls are not followed)
+EXTERNAL_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy", "pandas", "scipy", "sklearn",
+                                                                        "matplotlib", "absl", "torch", "jax"}
 _KERAS_SUBMODULES = {  # keras.layers.core.Dense -> keras.layers.Dense
     "keras.layers.core.": "keras.layers.", "keras.layers.convolutional.": "keras.layers.",
     "keras.layers.pooling.": "keras.layers.", "keras.layers.recurrent.": "keras.layers.",

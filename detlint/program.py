@@ -7,16 +7,21 @@ order, stepping into project functions it calls (and functions it passes as argu
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Union
 
 from .ftypes import CallSite, FileFacts, Hit
+from .outline import Outline
 
 FactsGetter = Callable[[Path], Optional[FileFacts]]
+OutlineGetter = Callable[[Path], Optional[Outline]]
 MAIN_GUARD = "__main__"  # the scope of code under `if __name__ == "__main__":`
 MAX_IMPORT_DEPTH = 3
 MAX_MODULES = 64
+MAX_OUTLINES = 1024
+MAX_REEXPORTS = 8  # `from .a import f` chains followed to the function (a cycle ends here)
 
 
 @dataclass(frozen=True)
@@ -42,12 +47,39 @@ class ModuleResolver:
     def __init__(self, roots: list[Path]) -> None:
         self.roots = [r.resolve() for r in roots]
         self._cache: dict[tuple[Path, str], Optional[tuple[Path, str]]] = {}
+        # a program in a large package resolves hundreds of names: folder listings and real
+        # paths are looked up once each instead of a stat per candidate file
+        self._listings: dict[str, frozenset[str]] = {}
+        self._real_dirs: dict[str, str] = {}
 
-    def _file_for(self, base: Path, parts: list[str]) -> Optional[Path]:
-        target = base.joinpath(*parts) if parts else base
-        for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
-            if candidate is not None and candidate.is_file():
-                return candidate
+    def _listing(self, directory: str) -> frozenset[str]:
+        if directory not in self._listings:
+            try:
+                self._listings[directory] = frozenset(os.listdir(directory))
+            except OSError:
+                self._listings[directory] = frozenset()
+        return self._listings[directory]
+
+    def _real(self, path: str) -> Path:
+        """os.path.realpath, with the folder's real path remembered."""
+        directory, name = os.path.split(path)
+        if directory not in self._real_dirs:
+            self._real_dirs[directory] = os.path.realpath(directory)
+        joined = os.path.join(self._real_dirs[directory], name)
+        return Path(os.path.realpath(joined) if os.path.islink(joined) else joined)
+
+    def _file_for(self, base: str, parts: list[str]) -> Optional[str]:
+        if parts:
+            parent = os.path.join(base, *parts[:-1])
+            listing = self._listing(parent)
+            module = parts[-1] + ".py"
+            if module in listing and os.path.isfile(os.path.join(parent, module)):
+                return os.path.join(parent, module)
+            if parts[-1] not in listing:
+                return None
+        package = os.path.join(base, *parts)
+        if "__init__.py" in self._listing(package) and os.path.isfile(os.path.join(package, "__init__.py")):
+            return os.path.join(package, "__init__.py")
         return None
 
     def resolve(self, from_file: Path, dotted_name: str) -> Optional[tuple[Path, str]]:
@@ -60,26 +92,32 @@ class ModuleResolver:
     def _resolve(self, from_file: Path, dotted_name: str) -> Optional[tuple[Path, str]]:
         level = len(dotted_name) - len(dotted_name.lstrip("."))
         parts = [p for p in dotted_name.lstrip(".").split(".") if p]
+        here = self._real(str(from_file))
         if level:
-            bases = [from_file.parent.joinpath(*[".."] * (level - 1)).resolve()]
+            bases = [os.path.realpath(os.path.join(here.parent, *[".."] * (level - 1)))]
         else:
-            bases = [from_file.parent.resolve(), *self.roots]
+            bases = [str(here.parent), *map(str, self.roots)]
         for base in bases:
             for cut in range(len(parts), 0, -1):
                 found = self._file_for(base, parts[:cut])
-                if found is not None and found.resolve() != from_file.resolve():
-                    return found.resolve(), ".".join(parts[cut:])
+                if found is not None:
+                    real_found = self._real(found)
+                    if real_found != here:
+                        return real_found, ".".join(parts[cut:])
             if level and not parts:
-                init = base / "__init__.py"
-                if init.is_file():
-                    return init.resolve(), ""
+                init = self._file_for(base, [])
+                if init is not None:
+                    return self._real(init), ""
         return None
 
 
 class ProgramBuilder:
-    def __init__(self, facts_of: FactsGetter, resolver: ModuleResolver) -> None:
+    def __init__(self, facts_of: FactsGetter, resolver: ModuleResolver,
+                 outline_of: Optional[OutlineGetter] = None) -> None:
         self.facts_of = facts_of
         self.resolver = resolver
+        self.outline_of = outline_of  # None: every imported module is parsed
+        self.provider_tokens: frozenset[str] = frozenset()  # see outline.provider_tokens
 
     def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
         """(line, file) of every project module ``path`` imports."""
@@ -98,6 +136,14 @@ class ProgramBuilder:
                 if found:
                     out.setdefault(found[0], facts.import_lines.get(qual, 0) or _line_of_relative(facts, qual))
         return sorted(((line, p) for p, line in out.items()), key=lambda t: t[0])
+
+    def _outline_imports(self, path: Path, sketch: Outline) -> list[Path]:
+        found: dict[Path, int] = {}
+        for name, line in sketch.imports:
+            resolved = self.resolver.resolve(path, name)
+            if resolved:
+                found.setdefault(resolved[0], line)
+        return sorted(found, key=lambda p: found[p])
 
     def build(self, entry: Path, local_only: bool = False) -> Program:
         """The program whose entry is ``entry``. ``local_only`` looks at that file alone (enough to
@@ -125,7 +171,8 @@ class ProgramBuilder:
             facts = self.facts_of(path)
             return None if facts is None or facts.error else facts
 
-        def targets(path: Path, facts: FileFacts, site: CallSite) -> Iterator[tuple[Path, Optional[str]]]:
+        def targets(path: Path, facts: FileFacts, site: CallSite,
+                    hops: int = 0) -> Iterator[tuple[Path, Optional[str]]]:
             name = site.target
             if name in facts.functions:
                 yield path, name
@@ -134,12 +181,15 @@ class ProgramBuilder:
                 if "__init__" in facts.classes[name]:
                     yield path, f"{name}.__init__"
                 return
+            head = name.split(".")[0]
+            if "." not in name and head in facts.imports and not local_only and hops < MAX_REEXPORTS:
+                name = facts.imports[head]  # a package re-exports it: `from .models import build`
             found = self.resolver.resolve(path, name) if "." in name and not local_only else None
             if found:  # models.net.build, .seeding.seed_all: a function of a project module
                 other_path, rest = found
                 other = touch(other_path)
                 if other is not None and rest:
-                    yield from targets(other_path, other, CallSite(rest, site.line, site.col, None))
+                    yield from targets(other_path, other, CallSite(rest, site.line, site.col, None), hops + 1)
                 return
             if "." in name:  # self.train(), trainer.fit(): a method of a class in this file
                 method = name.rsplit(".", 1)[1]
@@ -147,10 +197,32 @@ class ProgramBuilder:
                     if method in methods:
                         yield path, f"{cls}.{method}"
 
+        outlined: set[Path] = set()
+
+        def skim(path: Path, anchor: tuple[int, int], depth: int) -> bool:
+            """Run an imported module from its outline when its module level cannot matter (only
+            the modules it imports are followed); False when it has to be parsed. The entry's own
+            imports are parsed when they mention a seed or a switch: a helper there may be reached
+            in ways the trace cannot follow (``trainer.setup()``), and its seeding still counts."""
+            if self.outline_of is None or path in touched or len(outlined) >= MAX_OUTLINES:
+                return False
+            sketch = self.outline_of(path)
+            if sketch is None or sketch.active or (depth < 2 and sketch.mentions & self.provider_tokens):
+                return False
+            if any(self.resolver.resolve(path, name) for name in sketch.calls):
+                return False  # its module level calls project code
+            outlined.add(path)
+            if depth < MAX_IMPORT_DEPTH:
+                for module in self._outline_imports(path, sketch):
+                    run(module, None, anchor, depth + 1)
+            return True
+
         def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int) -> None:
             if (path, scope) in visited:
                 return
             visited.add((path, scope))
+            if scope is None and anchor is not None and path != program.entry and skim(path, anchor, depth):
+                return
             facts = touch(path)
             if facts is None:
                 return

@@ -1,0 +1,146 @@
+"""Outlines: a program follows deep imports by a text scan and parses only modules that can matter."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import make_linter
+from detlint.cache import FactsCache
+from detlint.kb import load
+from detlint.names import EXTERNAL_MODULES
+from detlint.outline import Outline, kb_tokens, outline, outline_from_json, outline_to_json
+
+KB = load()
+TOKENS = kb_tokens(KB)
+EXTERNAL = EXTERNAL_MODULES | {"tensorflow", "keras"}
+
+
+def sketch(text: str) -> Outline:
+    return outline(textwrap.dedent(text), TOKENS, EXTERNAL)
+
+
+@pytest.mark.parametrize("text", [
+    '"""A module.\n\nUsage: import this (it does nothing)\n"""\nimport os\nfrom .a import b\n',
+    "def f():\n    tf.random.set_seed(1)\n\n\nclass A(Base):\n    def __init__(self):\n        super().__init__()\n",
+    "X = 3\nNAMES = {'a': 1}\n__all__ = ['f']\nVariable = OtherVariable\n",
+    "if TYPE_CHECKING:\n    from .m import T\n",
+    "if __name__ == '__main__':\n    tf.random.set_seed(1)\n    main()\n",
+    "if 'HOME' in os.environ:\n    HOME = os.environ['HOME']\n",
+    "def helper():\n    return 1\n\n\nVALUE = helper()\n",
+    "for_each = 1\nCACHE = {}\nCACHE['k'] = 2\n",
+    "if flag:\n    class Variable(Base):\n        def read(self):\n            return tf.random.shuffle(self.x)\n",
+])
+def test_module_levels_that_cannot_matter(text: str) -> None:
+    assert not sketch(text).active
+
+
+@pytest.mark.parametrize("text", [
+    "import tensorflow as tf\ntf.random.set_seed(1)\n",
+    "import os\nos.environ['TF_DETERMINISTIC_OPS'] = '1'\n",
+    "import os\nos.environ.update({'A': '1'})\n",
+    "def seed_all():\n    random.seed(0)\n\n\nseed_all()\n",
+    "def outer():\n    inner()\n\n\ndef inner():\n    np.random.seed(0)\n\n\nouter()\n",
+    "for name in names:\n    register(name)\n",
+    "options = tf.data.Options()\noptions.deterministic = False\n",
+    "model = tf.keras.Sequential([\n    tf.keras.layers.Dense(2),\n])\n",
+    "try:\n    tf.config.experimental.enable_op_determinism()\nexcept AttributeError:\n    pass\n",
+])
+def test_module_levels_that_may_matter(text: str) -> None:
+    assert sketch(text).active
+
+
+def test_imports_and_their_lines() -> None:
+    found = sketch("""\
+        import os, numpy as np
+        from .seeding import (
+            seed_all,
+            other as o,
+        )
+        from pkg.models import *
+        def f():
+            import pkg.late
+        """)
+    assert found.imports == (("os", 1), ("numpy", 1), (".seeding.seed_all", 2), (".seeding.other", 2),
+                             ("pkg.models", 6), ("pkg.late", 8))
+
+
+def test_calls_of_imported_names_are_left_to_the_program() -> None:
+    found = sketch("from .utils import setup\nfrom numpy import zeros\nsetup()\nA = zeros(3)\n")
+    assert not found.active and found.calls == (".utils.setup",)
+
+
+def test_cached_outlines_round_trip_and_bad_entries_are_misses(tmp_path: Path) -> None:
+    original = sketch("from .utils import setup\nsetup()\n")
+    assert outline_from_json(outline_to_json(original)) == original
+    cache = FactsCache(tmp_path, "kb")
+    key = cache.key(tmp_path / "m.py", b"x")
+    cache.put_outline(key, original)
+    assert cache.get_outline(key) == original
+    stored = cache._file(key).with_suffix(".outline.json")
+    for bad in (b"[]", b'{"imports": [["a", "1"]], "active": false, "mentions": [], "calls": []}',
+                b'{"imports": [], "active": 1, "mentions": [], "calls": []}', b"{", b"[" * 100000):
+        stored.write_bytes(bad)
+        assert cache.get_outline(key) is None
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+PACKAGE = {
+    "pyproject.toml": "",
+    "pkg/__init__.py": "from .models import build\nfrom .data import load\nfrom . import extras\n",
+    "pkg/extras/__init__.py": "from .plots import show\n",
+    "pkg/extras/plots.py": "import numpy as np\n\n\ndef show(x):\n    return np.random.permutation(x)\n",
+    "pkg/models/__init__.py": "from .net import build\n",
+    "pkg/models/net.py": """\
+        import tensorflow as tf
+
+
+        def build():
+            return tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        """,
+    "pkg/data.py": "import numpy as np\n\n\ndef load():\n    return np.zeros((4, 2)), np.zeros((4, 2))\n",
+    "train.py": """\
+        import pkg
+        from pkg import build, load
+
+        x, y = load()
+        model = build()
+        model.compile("sgd", "mse")
+        model.fit(x, y)
+        """,
+}
+
+
+def test_inert_modules_deep_in_a_package_are_not_parsed(tmp_path: Path) -> None:
+    write(tmp_path, PACKAGE)
+    linter = make_linter("2.21", root=tmp_path)
+    diags = linter.run([tmp_path / "train.py"]).diagnostics
+    assert {d.code for d in diags} == {"DET101"}  # the Dense layer in pkg/models/net.py, reached by the call
+    parsed = {p.relative_to(tmp_path.resolve()).as_posix() for p in linter._facts}
+    # pkg/__init__.py is the entry's own import and, with pkg/models/__init__.py, passes the calls
+    # on; pkg/extras only imports and defines: outlined, never parsed
+    assert parsed == {"train.py", "pkg/__init__.py", "pkg/models/__init__.py", "pkg/models/net.py", "pkg/data.py"}
+
+
+def test_a_deep_module_that_seeds_at_import_still_counts(tmp_path: Path) -> None:
+    files = dict(PACKAGE)
+    files["pkg/extras/__init__.py"] = "import keras\n\nfrom .plots import show\n\nkeras.utils.set_random_seed(1)\n"
+    write(tmp_path, files)
+    linter = make_linter("2.21", root=tmp_path)
+    assert linter.run([tmp_path / "train.py"]).diagnostics == []
+
+
+def test_a_deep_module_calling_a_project_function_at_import_is_parsed(tmp_path: Path) -> None:
+    files = dict(PACKAGE)
+    files["pkg/extras/__init__.py"] = "from .plots import show\nfrom ..seeding import seed_all\n\nseed_all()\n"
+    files["pkg/seeding.py"] = "import keras\n\n\ndef seed_all():\n    keras.utils.set_random_seed(1)\n"
+    write(tmp_path, files)
+    linter = make_linter("2.21", root=tmp_path)
+    assert linter.run([tmp_path / "train.py"]).diagnostics == []

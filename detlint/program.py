@@ -68,6 +68,14 @@ class ModuleResolver:
         joined = os.path.join(self._real_dirs[directory], name)
         return Path(os.path.realpath(joined) if os.path.islink(joined) else joined)
 
+    def _ancestors(self, folder: Path) -> list[str]:
+        out = []
+        for parent in folder.parents:
+            if parent in self.roots or not any(root in parent.parents or root == parent for root in self.roots):
+                break
+            out.append(str(parent))
+        return out
+
     def _file_for(self, base: str, parts: list[str]) -> Optional[str]:
         if parts:
             parent = os.path.join(base, *parts[:-1])
@@ -96,7 +104,10 @@ class ModuleResolver:
         if level:
             bases = [os.path.realpath(os.path.join(here.parent, *[".."] * (level - 1)))]
         else:
-            bases = [str(here.parent), *map(str, self.roots)]
+            # the importing file's folder, the source roots, then the folders between them: a
+            # script's folder is on sys.path, so `import core.common` in core/yolo.py finds
+            # core/common.py when the script beside core/ runs
+            bases = [str(here.parent), *map(str, self.roots), *self._ancestors(here.parent)]
         for base in bases:
             for cut in range(len(parts), 0, -1):
                 found = self._file_for(base, parts[:cut])

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import names, stand_ins
-from .conditions import MISSING, check, check_kwargs, dotted, literal
+from .conditions import MISSING, argument, check, check_kwargs, dotted, literal
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
 from .kb import KnowledgeBase
@@ -32,6 +32,7 @@ EXTERNAL_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"numpy"
                                                                         "matplotlib", "absl", "torch", "jax"}
 LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
+NOT_EVIDENCE = frozenset({"group:function-runners", "group:function-holders"})  # they shape the trace
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -68,6 +69,11 @@ class Collector(cst.CSTVisitor):
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
+        # variable -> functions its object keeps (function-holders) and, until a runner runs the
+        # object, where it was made: a holder no runner is seen to run runs its functions there
+        self.holders: dict[str, list[str]] = {}
+        self.unrun_holders: dict[str, tuple[int, int, Optional[str]]] = {}
+        self.named_holders: set[int] = set()  # holder calls assigned to a name
 
     # ---- names -------------------------------------------------------------------------------
     def qualify(self, name: Optional[str]) -> Optional[str]:
@@ -126,14 +132,12 @@ class Collector(cst.CSTVisitor):
         return rng.start.line, rng.start.column, rng.end.line, rng.end.column
 
     def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "") -> None:
-        if owner == "group:function-runners":
-            return  # consulted by runs_its_arguments, not a finding's evidence
+        if owner in NOT_EVIDENCE:
+            return  # consulted by runs_its_arguments and held_functions, not a finding's evidence
         line, col, end_line, end_col = self.pos(node)
         arg_ref, arg_span = None, None
         matcher = self.kb.matcher(owner, index)
         if matcher.function_arg and isinstance(node, cst.Call):
-            from .conditions import argument
-
             fn = argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos"))
             if isinstance(fn, cst.Lambda):
                 arg_span = self.pos(fn)
@@ -241,6 +245,12 @@ class Collector(cst.CSTVisitor):
         for target in node.targets:
             self._assigned(target.target, node.value, node)
 
+    def visit_With(self, node: cst.With) -> None:
+        # with MonitoredTrainingSession(...) as sess: sess is what the call made
+        for item in node.items:
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                self._assigned(item.asname.name, item.item, node)
+
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._assigned(node.target, node.value, node)
@@ -266,6 +276,11 @@ class Collector(cst.CSTVisitor):
                     self.aliases[name] = qual
                     return
             if isinstance(value, cst.Call):
+                held = self.held_functions(value)
+                if held:
+                    self.holders[name] = held
+                    self.unrun_holders[name] = (*self.pos(value)[2:], self.current_scope)
+                    self.named_holders.add(id(value))
                 kind = self.type_of(value)
                 if kind:
                     self.instances[name] = kind
@@ -354,11 +369,56 @@ class Collector(cst.CSTVisitor):
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
         if self.runs_its_arguments(qual, node):
+            receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
             for arg in node.args:
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
                     ref = dotted(arg.value)
-                    if ref:
+                    if ref and ref not in self.holders:
                         self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+            for value in receiver + [arg.value for arg in node.args]:
+                self.run_held(dotted(value), line, col)
+            default = self.default_function(qual)
+            if default and not any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Lambda))
+                                   and dotted(a.value) != "None" for a in node.args):
+                self.facts.calls.append(CallSite(default, line, col, self.current_scope))
+        if id(node) not in self.named_holders:  # Estimator(model_fn=f).train(...), return Estimator(...)
+            end_line, end_col = self.pos(node)[2:]
+            for ref in self.held_functions(node):
+                self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
+
+    def default_function(self, qual: Optional[str]) -> Optional[str]:
+        for candidate in names.candidates(qual) if qual else ():
+            for owner, i in self.kb.index["call"].get(candidate, ()):
+                if self.kb.matcher(owner, i).runs_by_default:
+                    return self.kb.matcher(owner, i).runs_by_default
+        return None
+
+    def held_functions(self, node: cst.Call) -> list[str]:
+        """The functions a function-holders constructor is given (``model_fn=model_fn``)."""
+        qual = self.qualify(dotted(node.func))
+        out: list[str] = []
+        for candidate in names.candidates(qual) if qual else ():
+            for owner, i in self.kb.index["call"].get(candidate, ()):
+                for arg_name, pos in self.kb.matcher(owner, i).holds.items():
+                    fn = argument(node, arg_name, pos)
+                    ref = dotted(fn) if fn is not None else None
+                    if ref:
+                        out.append(self.qualify(ref) or ref)
+        return out
+
+    def run_held(self, name: Optional[str], line: int, col: int) -> None:
+        """A runner runs an object that keeps functions: they run here."""
+        if name in self.holders:
+            self.unrun_holders.pop(name, None)
+            for ref in self.holders[name]:
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # holders no runner was seen to run (returned, stored on self): their functions run where
+        # the object was made, after its arguments (a RunConfig seed among them)
+        for name, (line, col, scope) in self.unrun_holders.items():
+            for ref in self.holders[name]:
+                self.facts.calls.append(CallSite(ref, line, col, scope))
 
     def external(self, qual: Optional[str], name: str) -> bool:
         if qual is None:

@@ -14,11 +14,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import names, stand_ins
+from .branches import Branches
+from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal
 from .names import EXTERNAL_MODULES
-from .conditions import MISSING, check, check_kwargs, dotted, literal
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
-from .kb import KnowledgeBase
+from .kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 FILE_NOQA_RE = re.compile(r"^\s*#\s*(?:flake8|detlint)[:=]\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
@@ -30,6 +31,7 @@ Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
 LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
+NOT_EVIDENCE = frozenset({"group:function-runners", "group:function-holders", "group:command-line-options"})  # they shape the trace
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -50,10 +52,13 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
 class Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, kb: KnowledgeBase, facts: FileFacts) -> None:
+    def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "") -> None:
         super().__init__()
         self.kb = kb
         self.facts = facts
+        self.source = source
+        self.branches = Branches()
+        self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
         self.aliases: dict[str, str] = {}
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
@@ -66,6 +71,13 @@ class Collector(cst.CSTVisitor):
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
+        # variable -> functions its object keeps (function-holders) and, until a runner runs the
+        # object, where it was made: a holder no runner is seen to run runs its functions there
+        self.holders: dict[str, list[str]] = {}
+        self.unrun_holders: dict[str, tuple[int, int, Optional[str]]] = {}
+        self.named_holders: set[int] = set()  # holder calls assigned to a name
+        # command-line option -> (default, how it is written, how to pass a value: "--x={value}")
+        self.options: dict[str, tuple[Any, str, str]] = {}
 
     # ---- names -------------------------------------------------------------------------------
     def qualify(self, name: Optional[str]) -> Optional[str]:
@@ -111,7 +123,65 @@ class Collector(cst.CSTVisitor):
         return None
 
     def value(self, node: cst.BaseExpression) -> Any:
+        option = self.option_read(node)
+        if option in self.options:
+            return self.options[option][0]
         return literal(node, self.qualify, self.constants)
+
+    # ---- command-line options (group command-line-options) -----------------------------------
+    def option_read(self, node: cst.BaseExpression) -> Optional[str]:
+        """``FLAGS.use_xla``, ``flags.FLAGS.use_xla``, ``args.use_xla``: the option read, by name."""
+        if not isinstance(node, cst.Attribute):
+            return None
+        base = dotted(node.value)
+        if base is None:
+            return None
+        qual = self.qualify(base)
+        plain = "." not in base and base not in self.instances and base not in ("self", "cls")
+        if (qual is None and plain) or (qual or base).endswith("FLAGS"):
+            return node.attr.value
+        return None
+
+    def define_option(self, qual: str, node: cst.Call) -> None:
+        spec = next((self.kb.matcher(owner, i).defines_option for c in names.candidates(qual)
+                     for owner, i in self.kb.index["call"].get(c, ()) if self.kb.matcher(owner, i).defines_option),
+                    None)
+        if spec is None:
+            return
+        named = argument(node, *spec["name"])
+        written = self.value(named) if named is not None else UNKNOWN
+        if not isinstance(written, str):
+            return
+        first = argument(node, "", 0)
+        shown = self.value(first) if first is not None else written
+        shown = shown if isinstance(shown, str) and shown.startswith("-") else f"--{written}"
+        key = written.lstrip("-").replace("-", "_")
+        given = argument(node, *spec["default"])
+        action = argument(node, "action", None)
+        action = self.value(action) if action is not None else None
+        implied = (spec.get("action-defaults") or {})
+        if given is not None:
+            default = self.value(given)
+        else:
+            default = implied.get(action) if action in implied else None
+        how = shown if action in implied else spec["set"].replace("{name}", key).replace("{option}", shown)
+        self.options[key] = (default, shown, how)
+
+    def argument_note(self, node: cst.BaseExpression, cond: Condition, value: Any, holds: bool) -> Optional[str]:
+        """What a rule's message says about an argument read from the command line or a variable."""
+        option = self.option_read(node)
+        wanted = bool_condition(cond)
+        if holds and option in self.options:
+            default, shown, how = self.options[option]
+            if wanted is None:
+                return f"{shown} defaults to {default!r}"
+            return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(not wanted))}"
+        if holds or wanted is None or (value is not UNKNOWN and not isinstance(value, Ref)):
+            return None
+        name = dotted(node)
+        if name is None or (option is None and self.qualify(name) is not None):
+            return None  # a module's attribute: not a value the program chooses
+        return f"when {name} is {wanted}"
 
     @property
     def current_scope(self) -> Optional[str]:
@@ -124,14 +194,12 @@ class Collector(cst.CSTVisitor):
         return rng.start.line, rng.start.column, rng.end.line, rng.end.column
 
     def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "") -> None:
-        if owner == "group:function-runners":
-            return  # consulted by runs_its_arguments, not a finding's evidence
+        if owner in NOT_EVIDENCE:
+            return  # consulted by runs_its_arguments and held_functions, not a finding's evidence
         line, col, end_line, end_col = self.pos(node)
         arg_ref, arg_span = None, None
         matcher = self.kb.matcher(owner, index)
         if matcher.function_arg and isinstance(node, cst.Call):
-            from .conditions import argument
-
             fn = argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos"))
             if isinstance(fn, cst.Lambda):
                 arg_span = self.pos(fn)
@@ -195,6 +263,7 @@ class Collector(cst.CSTVisitor):
         if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
+            self.top_function = node
             self.facts.functions.setdefault(name, self.pos(node)[0])
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
@@ -205,6 +274,8 @@ class Collector(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.depth -= 1
         self.scope.pop()
+        if original_node is self.top_function:
+            self.top_function = None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.qualify(dotted(arg.value)) for arg in node.bases]
@@ -227,6 +298,8 @@ class Collector(cst.CSTVisitor):
             self._guard_node = node
         if _mentions_version(node.test):
             self.version_guards += 1
+        if self.top_function is not None:
+            self.branches.note_if(self.top_function, node, lambda n: (self.pos(n)[0], self.pos(n)[2]))
 
     def leave_If(self, original_node: cst.If) -> None:
         if self.in_main_guard and original_node is getattr(self, "_guard_node", None):
@@ -238,6 +311,12 @@ class Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._assigned(target.target, node.value, node)
+
+    def visit_With(self, node: cst.With) -> None:
+        # with MonitoredTrainingSession(...) as sess: sess is what the call made
+        for item in node.items:
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                self._assigned(item.asname.name, item.item, node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -264,6 +343,11 @@ class Collector(cst.CSTVisitor):
                     self.aliases[name] = qual
                     return
             if isinstance(value, cst.Call):
+                held = self.held_functions(value)
+                if held:
+                    self.holders[name] = held
+                    self.unrun_holders[name] = (*self.pos(value)[2:], self.current_scope)
+                    self.named_holders.add(id(value))
                 kind = self.type_of(value)
                 if kind:
                     self.instances[name] = kind
@@ -308,7 +392,8 @@ class Collector(cst.CSTVisitor):
                 matcher = self.kb.matcher(owner, i)
                 detail = ""
                 if call is not None and matcher.kwargs:
-                    found = check_kwargs(call, matcher.kwargs, self.value, self.qualify)
+                    found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
+                                         self.argument_note if owner.startswith("rule:") else None)
                     if found is None:
                         continue
                     detail = found
@@ -328,6 +413,7 @@ class Collector(cst.CSTVisitor):
             if qual in ENV_CALLS or qual == "os.environ.update":
                 self.env_call(qual, node)
             self.match_names("call", qual, node, call=node, written=name)
+            self.define_option(qual, node)
         if isinstance(node.func, cst.Attribute):
             receiver = dotted(node.func.value)
             receiver_is_module = receiver is not None and receiver.split(".")[0] in self.aliases and \
@@ -341,7 +427,8 @@ class Collector(cst.CSTVisitor):
                     matcher = self.kb.matcher(owner, i)
                     detail = ""
                     if matcher.kwargs:
-                        found = check_kwargs(node, matcher.kwargs, self.value, self.qualify)
+                        found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
+                                             self.argument_note if owner.startswith("rule:") else None)
                         if found is None:
                             continue
                         detail = found
@@ -349,14 +436,79 @@ class Collector(cst.CSTVisitor):
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
+        self.branches.note_call(name, qual, node)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
         if self.runs_its_arguments(qual, node):
+            receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
             for arg in node.args:
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
                     ref = dotted(arg.value)
-                    if ref:
+                    if ref and ref not in self.holders:
                         self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+            for value in receiver + [arg.value for arg in node.args]:
+                self.run_held(dotted(value), line, col)
+            default = self.default_function(qual)
+            if default and not any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Lambda))
+                                   and dotted(a.value) != "None" for a in node.args):
+                self.facts.calls.append(CallSite(default, line, col, self.current_scope))
+        if id(node) not in self.named_holders:  # Estimator(model_fn=f).train(...), return Estimator(...)
+            end_line, end_col = self.pos(node)[2:]
+            for ref in self.held_functions(node):
+                self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
+
+    def default_function(self, qual: Optional[str]) -> Optional[str]:
+        for candidate in names.candidates(qual) if qual else ():
+            for owner, i in self.kb.index["call"].get(candidate, ()):
+                if self.kb.matcher(owner, i).runs_by_default:
+                    return self.kb.matcher(owner, i).runs_by_default
+        return None
+
+    def held_functions(self, node: cst.Call) -> list[str]:
+        """The functions a function-holders constructor is given (``model_fn=model_fn``)."""
+        qual = self.qualify(dotted(node.func))
+        out: list[str] = []
+        for candidate in names.candidates(qual) if qual else ():
+            for owner, i in self.kb.index["call"].get(candidate, ()):
+                for arg_name, pos in self.kb.matcher(owner, i).holds.items():
+                    fn = argument(node, arg_name, pos)
+                    ref = dotted(fn) if fn is not None else None
+                    if ref:
+                        out.append(self.qualify(ref) or ref)
+        return out
+
+    def run_held(self, name: Optional[str], line: int, col: int) -> None:
+        """A runner runs an object that keeps functions: they run here."""
+        if name in self.holders:
+            self.unrun_holders.pop(name, None)
+            for ref in self.holders[name]:
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # holders no runner was seen to run (returned, stored on self): their functions run where
+        # the object was made, after its arguments (a RunConfig seed among them)
+        for name, (line, col, scope) in self.unrun_holders.items():
+            for ref in self.holders[name]:
+                self.facts.calls.append(CallSite(ref, line, col, scope))
+        self.drop_dead_branches()
+
+    def drop_dead_branches(self) -> None:
+        """Forget what sits in branches no call of their function takes (``if is_training:`` in a
+        function every caller passes ``is_training=False``)."""
+        if not self.branches.guards:
+            return
+        # a module that runs as a script (a main guard, project calls at module level) is not
+        # what other modules import; elsewhere only private functions are sure to have no other callers
+        script = self.facts.main_guard is not None or any(c.scope is None for c in self.facts.calls)
+        dead = self.branches.dead_lines(
+            self.source, lambda node: literal(node, self.qualify, self.constants),
+            lambda name: not script and not name.startswith("_"))
+        if dead:
+            def alive(line: int) -> bool:
+                return not any(first <= line <= last for first, last in dead)
+
+            self.facts.hits = [h for h in self.facts.hits if alive(h.line)]
+            self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
 
     def external(self, qual: Optional[str], name: str) -> bool:
         if qual is None:
@@ -466,5 +618,5 @@ def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
     except Exception as exc:  # libcst raises a few other types on odd input
         facts.error = f"cannot parse: {exc}"
         return facts
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts, source))
     return facts

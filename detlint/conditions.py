@@ -180,9 +180,16 @@ def has_star_args(call: cst.Call) -> bool:
     return any(a.star for a in call.args)
 
 
+# (argument, condition, its value, whether the condition holds) -> a note on where the value comes
+# from (a command-line default), or on which value would make a failed condition hold; a failed
+# condition with a note counts as met, so the finding can say "when is_training is True"
+NoteOf = Callable[[cst.BaseExpression, Condition, Any, bool], Optional[str]]
+
+
 def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
                  value_of: Callable[[cst.BaseExpression], Any],
-                 resolve: Optional[Callable[[str], Optional[str]]] = None) -> Optional[str]:
+                 resolve: Optional[Callable[[str], Optional[str]]] = None,
+                 note_of: Optional[NoteOf] = None) -> Optional[str]:
     """None if any condition fails, else a short description of the matched arguments."""
     details: list[str] = []
     for name, cond in conditions.items():
@@ -191,13 +198,24 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
             return None  # **kwargs may carry it
         value = MISSING if node is None else value_of(node)
         refs = referenced_names(node, resolve) if node is not None and resolve and "uses-any" in cond.spec else None
-        if not check(cond, value, refs):
+        holds = check(cond, value, refs)
+        note = note_of(node, cond, value, holds) if note_of is not None and node is not None else None
+        if not holds and note is None:
             return None
         if node is not None:
             from .names import pretty
 
-            details.append(f"{name}={value!r}" if not isinstance(value, Ref) else f"{name}={pretty(value.name)}")
+            if note is not None:
+                details.append(f"{name}={dotted(node) or '...'} [{note}]")
+            else:
+                details.append(f"{name}={value!r}" if not isinstance(value, Ref) else f"{name}={pretty(value.name)}")
     return ", ".join(details)
+
+
+def bool_condition(cond: Condition) -> Optional[bool]:
+    """The value a condition such as ``{eq: true}`` asks for, when it asks for a bool alone."""
+    expected = cond.spec.get("eq")
+    return expected if isinstance(expected, bool) and set(cond.spec) <= {"eq", "pos", "default"} else None
 
 
 def sequence_of_strings(values: Sequence[Any]) -> bool:

@@ -20,7 +20,8 @@ MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
                   "contains", "not-contains", "pos", "default", "uses-any", "not-from"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
-                                     "keras", "versions", "message", "fix", "function-arg", "api-versions"}
+                                     "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
+                                     "runs-by-default", "defines-option"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
@@ -71,6 +72,13 @@ class Matcher:
     function_arg: Optional[dict[str, Any]] = None
     # the TensorFlow versions in which these names exist (checked against the real package)
     api_versions: VersionRange = VersionRange.parse("")
+    # argument name -> position: functions the constructed object keeps and runs later, when a
+    # function runner runs the object (``Estimator(model_fn=f)`` ... ``estimator.train()``)
+    holds: dict[str, Optional[int]] = field(default_factory=dict)
+    # the calling module's function a runner runs when given none (``tf.app.run()`` runs main)
+    runs_by_default: Optional[str] = None
+    # where a command-line option's name and default are (see group command-line-options)
+    defines_option: Optional[dict[str, Any]] = None
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -250,7 +258,28 @@ class _Reader:
             message=spec.get("message"), fix=self.fix_override(spec.get("fix"), f"{where}.fix"),
             function_arg=spec.get("function-arg"),
             api_versions=self.version_range(spec.get("api-versions"), f"{where}.api-versions"),
+            holds=self.holds(spec.get("holds"), f"{where}.holds"),
+            runs_by_default=spec.get("runs-by-default"),
+            defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
         )
+
+    def option_spec(self, value: Any, where: str) -> Optional[dict[str, Any]]:
+        if value is None:
+            return None
+        self.expect(isinstance(value, dict) and {"name", "default", "set"} <= set(value), where,
+                    "expected a mapping with name, default ([keyword, position]) and set")
+        for key in ("name", "default"):
+            self.expect(isinstance(value[key], list) and len(value[key]) == 2, f"{where}.{key}",
+                        "expected [keyword, position]")
+        return dict(value)
+
+    def holds(self, value: Any, where: str) -> dict[str, Optional[int]]:
+        if value is None:
+            return {}
+        self.expect(isinstance(value, dict) and all(isinstance(k, str) and (v is None or isinstance(v, int))
+                                                    for k, v in value.items()),
+                    where, "expected a mapping argument name -> position (or null)")
+        return dict(value)
 
     def fix_override(self, value: Any, where: str) -> Optional[dict[str, Any]]:
         if value is None:

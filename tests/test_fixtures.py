@@ -41,3 +41,15 @@ def test_keras3_seed_message_names_the_tf_seed_it_means() -> None:
     (det102,) = [d for d in lint_paths(files, "2.21") if d.code == "DET102"]
     assert det102.message.startswith(
         "tf.random.set_seed (in tests/fixtures/programs/keras3_seed_helper/seeding.py:5) seeds only TensorFlow")
+
+
+def test_a_flag_default_is_named_with_the_value_to_pass() -> None:
+    (det301,) = lint_paths([FIXTURES / "values" / "flags_xla_default_true.py"], "2.21")
+    assert "jit_compile=FLAGS.use_xla [--use_xla defaults to True; run with --use_xla=False]" in det301.message
+
+
+def test_an_unknown_value_is_reported_with_the_value_that_makes_it_a_problem() -> None:
+    diags = lint_paths([FIXTURES / "values" / "is_training_unknown.py"], "2.21")
+    messages = sorted(d.message for d in diags)
+    assert "sloppy=is_training [when is_training is True]" in messages[1]
+    assert "deterministic=keep_order [when keep_order is False]" in messages[0]

@@ -61,12 +61,14 @@ class Evaluator:
                     line: Optional[int] = None, col: Optional[int] = None) -> Diagnostic:
         fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
+        span = hit.span
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
-            line=hit.line if at_hit else line, col=hit.col if at_hit else (col or 0),
-            end_line=hit.end_line if at_hit else line, end_col=hit.end_col if at_hit else (col or 0),
+            line=span[0] if at_hit else line, col=span[1] if at_hit else (col or 0),
+            end_line=span[2] if at_hit else line, end_col=span[3] if at_hit else (col or 0),
             fix_title=fix["title"] if fix else None, fix_safety=fix["safety"] if fix else None,
             fix_spec=fix if fix and fix.get("action") else None,
+            target=(hit.line, hit.col, hit.end_line, hit.end_col) if at_hit and hit.at else None,
         )
 
     # ---- file rules ----------------------------------------------------------------------------
@@ -237,10 +239,10 @@ class Evaluator:
         op = self.kb.ops[key].title if kind == "op" else ""
         where = ""
         if first.path != program.entry:
-            where = f"(in {where_of(first.path, first.hit.line)})"
+            where = f"(in {where_of(first.path, first.hit.span[0])})"
         late = ""
         if late_after is not None:
-            late = where_of(late_after.path, late_after.hit.line)
+            late = where_of(late_after.path, late_after.hit.span[0])
         message_late = check.get("message-late") or rule.message_late
         template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
         label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
@@ -249,13 +251,12 @@ class Evaluator:
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
                          seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
                          value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
-                         use_at=where_of(use.path, use.hit.line))
-        line, col = (first.hit.line, first.hit.col) if first.path == program.entry else (
-            first.anchor_line, first.anchor_col)
-        diag = self._diagnostic(rule, message, display, first.hit, line=line, col=col)
+                         use_at=where_of(use.path, use.hit.span[0]))
         if first.path == program.entry:
-            diag.end_line, diag.end_col = first.hit.end_line, first.hit.end_col
-        elif diag.fix_spec and diag.fix_spec.get("action") != "insert":
+            diag = self._diagnostic(rule, message, display, first.hit)
+        else:
+            diag = self._diagnostic(rule, message, display, first.hit, line=first.anchor_line, col=first.anchor_col)
+        if first.path != program.entry and diag.fix_spec and diag.fix_spec.get("action") != "insert":
             diag.fix_spec = None  # the code to change is in another module; the message names it
         if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
             wanted = set(diag.fix_spec["rewrite-ops"])

@@ -19,6 +19,7 @@ from .discovery import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
 IMPORT_RE = re.compile(r'^\s*"?\s*(?:from\s+(?P<base>[\w.]+)\s+)?import\s+(?P<names>[\w., ()]+)', re.MULTILINE)
 WORD_RE = re.compile(r"\w+")
 MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
+MAX_FILES = 20000  # a project root that is really a home folder is not read whole
 
 
 def module_name(path: Path) -> str:
@@ -47,7 +48,9 @@ class ImportIndex:
             dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES and not d.startswith("."))
             out.extend(Path(os.path.realpath(os.path.join(dirpath, name)))
                        for name in sorted(filenames) if name.endswith(SOURCE_SUFFIXES))
-        return out
+            if len(out) >= MAX_FILES:
+                break
+        return out[:MAX_FILES]
 
     def importers(self, module: Path, depth: int) -> list[Path]:
         """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""

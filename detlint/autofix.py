@@ -168,7 +168,7 @@ LIBRARY_NOTE = "unsafe fixes inside the functions of a library module are left t
 
 def _at_module_level(linter: Linter, path: Path, diag: Diagnostic) -> bool:
     facts = linter.facts_of(path)
-    scopes = {hit.scope for hit in (facts.hits if facts else []) if (hit.line, hit.col) == (diag.line, diag.col)}
+    scopes = {hit.scope for hit in (facts.hits if facts else []) if (hit.line, hit.col) == diag.target_span[:2]}
     return scopes == {None}
 
 

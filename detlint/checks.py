@@ -61,12 +61,14 @@ class Evaluator:
                     line: Optional[int] = None, col: Optional[int] = None) -> Diagnostic:
         fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
+        span = hit.span
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
-            line=hit.line if at_hit else line, col=hit.col if at_hit else (col or 0),
-            end_line=hit.end_line if at_hit else line, end_col=hit.end_col if at_hit else (col or 0),
+            line=span[0] if at_hit else line, col=span[1] if at_hit else (col or 0),
+            end_line=span[2] if at_hit else line, end_col=span[3] if at_hit else (col or 0),
             fix_title=fix["title"] if fix else None, fix_safety=fix["safety"] if fix else None,
             fix_spec=fix if fix and fix.get("action") else None,
+            target=(hit.line, hit.col, hit.end_line, hit.end_col) if at_hit and hit.at else None,
         )
 
     # ---- file rules ----------------------------------------------------------------------------
@@ -155,11 +157,14 @@ class Evaluator:
             return 2
         return self.settings.keras_major
 
-    def program_diagnostics(self, program: Program, display: str, where: Any,
-                            facts_of: Any) -> list[Diagnostic]:
+    def program_diagnostics(self, program: Program, display: str, where: Any, facts_of: Any,
+                            sites_in: Optional[Path] = None, program_name: str = "the program") -> list[Diagnostic]:
         """Findings of the program whose entry is shown as ``display``; ``where(path, line)``
         names other places in messages (project-relative, and by cell in notebooks), so the CLI
-        and flake8 say the same thing."""
+        and flake8 say the same thing. Checks marked ``each-site`` report every offending call
+        where it is: in the entry's own findings for the entry's calls, and, with ``sites_in``
+        (a module the program reaches, shown as ``display``), for that module's calls, naming
+        the program as ``program_name``."""
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
@@ -179,39 +184,54 @@ class Evaluator:
             if not rule.versions.contains(self.version) or _switched_off(rule, present):
                 continue
             for check in rule.program:
-                diag = self._check_program(rule, check, program, reachable, in_group, trains, keras,
-                                           display, where)
-                if diag is not None:
-                    out.append(diag)
+                if sites_in is not None and not check.get("each-site"):
+                    continue
+                found = self._check_program(rule, check, program, reachable, in_group, trains, keras,
+                                            display, where)
+                site_path = sites_in or program.entry
+                for first, uses, late_after in found:
+                    if check.get("each-site") and first.path != site_path:
+                        continue  # reported when the module it is in is linted
+                    out.append(self._program_diagnostic(rule, check, program, first, uses, late_after, display,
+                                                        where, program_name, here=sites_in is not None))
         return out
 
     def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
-                       in_group: Any, trains: bool, keras: int, display: str, where: Any) -> Optional[Diagnostic]:
+                       in_group: Any, trains: bool, keras: int, display: str, where: Any
+                       ) -> list[tuple[TraceHit, list[TraceHit], Optional[TraceHit]]]:
+        """What to report: (where, the uses, the late provider) once per program, or once per
+        offending use for ``each-site`` checks."""
         present = check.get("when-present")
         witness = [th for th in program.all_hits if present and in_group(th, present)]
         if present and not witness:
-            return None
+            return []
         uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras)]
         if not uses:
-            return None
+            return []
         required = check.get("requires")
         providers = [th for th in program.all_hits if required and in_group(th, required)]
         late_after: Optional[TraceHit] = None
         if providers:
             if not check.get("order") or any(not p.ordered for p in providers):
-                return None
+                return []
             provider_ids = {id(p.hit) for p in providers}
             use_ids = {id(u.hit) for u in uses}
             first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
             first_use = next((i for i, th in enumerate(program.trace) if id(th.hit) in use_ids), None)
             if first_use is None or first_use > first_provider:
-                return None
+                return []
             late_after = program.trace[first_provider]
+            early = {id(th.hit) for th in program.trace[:first_provider]}
+            uses = [u for u in uses if id(u.hit) in early]  # those that run before the seed
         elif check.get("late-only"):
-            return None
+            return []
+        if check.get("each-site"):
+            seen: set[int] = set()
+            sites = [u for u in uses if not (id(u.hit) in seen or seen.add(id(u.hit)))]
+            return [(u, [u], late_after) for u in sites]
         report = {"use": uses[0], "requires": late_after, "when-present": _first(program, witness)}
         at = report.get(check.get("report-at", "use")) or uses[0]
-        return self._program_diagnostic(rule, check, program, at, uses, late_after, display, where)
+        return [(at, uses, late_after)]
 
     def _is_use(self, rule: Rule, check: dict[str, Any], th: TraceHit, in_group: Any, trains: bool,
                 keras: int) -> bool:
@@ -225,22 +245,24 @@ class Evaluator:
             matcher = op.matchers[th.hit.index]
             return (status is not None and status.status in rule.ops_status
                     and matcher.applies(self.version, keras) and (op.phase == "forward" or trains))
-        if not in_group(th, uses):
-            return False
+        if not in_group(th, uses) or th.hit.displayed:
+            return False  # a draw that is only printed or plotted does not feed training
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
 
     def _program_diagnostic(self, rule: Rule, check: dict[str, Any], program: Program, first: TraceHit,
                             uses: list[TraceHit], late_after: Optional[TraceHit], display: str,
-                            where_of: Any) -> Diagnostic:
+                            where_of: Any, program_name: str = "the program", here: bool = False) -> Diagnostic:
+        """``here``: reported at ``first`` itself, in the module it is in (shown as ``display``)."""
         matcher = self.kb.matcher(first.hit.owner, first.hit.index)
         kind, _, key = first.hit.owner.partition(":")
         op = self.kb.ops[key].title if kind == "op" else ""
         where = ""
-        if first.path != program.entry:
-            where = f"(in {where_of(first.path, first.hit.line)})"
+        at_site = here or first.path == program.entry
+        if not at_site:
+            where = f"(in {where_of(first.path, first.hit.span[0])})"
         late = ""
         if late_after is not None:
-            late = where_of(late_after.path, late_after.hit.line)
+            late = where_of(late_after.path, late_after.hit.span[0])
         message_late = check.get("message-late") or rule.message_late
         template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
         label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
@@ -249,13 +271,12 @@ class Evaluator:
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
                          seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
                          value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
-                         use_at=where_of(use.path, use.hit.line))
-        line, col = (first.hit.line, first.hit.col) if first.path == program.entry else (
-            first.anchor_line, first.anchor_col)
-        diag = self._diagnostic(rule, message, display, first.hit, line=line, col=col)
-        if first.path == program.entry:
-            diag.end_line, diag.end_col = first.hit.end_line, first.hit.end_col
-        elif diag.fix_spec and diag.fix_spec.get("action") != "insert":
+                         use_at=where_of(use.path, use.hit.span[0]), program=program_name)
+        if at_site:
+            diag = self._diagnostic(rule, message, display, first.hit)
+        else:
+            diag = self._diagnostic(rule, message, display, first.hit, line=first.anchor_line, col=first.anchor_col)
+        if not at_site and diag.fix_spec and diag.fix_spec.get("action") != "insert":
             diag.fix_spec = None  # the code to change is in another module; the message names it
         if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
             wanted = set(diag.fix_spec["rewrite-ops"])

@@ -15,7 +15,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import names, stand_ins
 from .branches import Branches
-from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal
+from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
 from .names import EXTERNAL_MODULES
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
@@ -31,7 +31,9 @@ Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
 LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
-NOT_EVIDENCE = frozenset({"group:function-runners", "group:function-holders", "group:command-line-options"})  # they shape the trace
+RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
+# consulted here (they shape the trace or mark what is only shown), never a finding's evidence
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, "group:function-holders", "group:command-line-options"})
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -68,6 +70,7 @@ class Collector(cst.CSTVisitor):
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
         self.version_guards = 0
+        self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
@@ -193,9 +196,10 @@ class Collector(cst.CSTVisitor):
         rng = self.get_metadata(PositionProvider, node)
         return rng.start.line, rng.start.column, rng.end.line, rng.end.column
 
-    def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "") -> None:
+    def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "",
+            at: Optional[tuple[int, int, int, int]] = None) -> None:
         if owner in NOT_EVIDENCE:
-            return  # consulted by runs_its_arguments and held_functions, not a finding's evidence
+            return  # consulted by runs_its_arguments, held_functions and is_display, not evidence
         line, col, end_line, end_col = self.pos(node)
         arg_ref, arg_span = None, None
         matcher = self.kb.matcher(owner, index)
@@ -208,7 +212,20 @@ class Collector(cst.CSTVisitor):
             if arg_ref is None and arg_span is None:
                 return
         self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
-                                   arg_ref, arg_span, self.version_guards > 0))
+                                   arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+
+    def pointed(self, call: cst.Call, matcher: Any, method: bool) -> Optional[tuple[int, int, int, int]]:
+        """Where a call's finding points: the argument that made the match, else (for a method)
+        the method's name through the end of the call; None for the call's own start."""
+        arg = matched_argument(call, matcher.kwargs) if matcher.kwargs else None
+        if arg is not None:
+            start = self.pos(arg.keyword if arg.keyword is not None else arg.value)
+            end = self.pos(arg.value)
+            return start[0], start[1], end[2], end[3]
+        if method and isinstance(call.func, cst.Attribute):
+            start, end = self.pos(call.func.attr), self.pos(call)
+            return start[0], start[1], end[2], end[3]
+        return None
 
     # ---- imports -----------------------------------------------------------------------------
     def _note_module(self, module: str, node: cst.CSTNode) -> None:
@@ -400,7 +417,8 @@ class Collector(cst.CSTVisitor):
                 if matcher.value is not None and value is not MISSING and not check(matcher.value, value):
                     continue
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
-                self.hit(owner, i, shown, node, detail)
+                at = self.pointed(call, matcher, False) if call is not None else None
+                self.hit(owner, i, shown, node, detail, at)
                 matched = True
             if entries:  # the most specific spelling the knowledge base knows decides
                 break
@@ -432,7 +450,7 @@ class Collector(cst.CSTVisitor):
                         if found is None:
                             continue
                         detail = found
-                    self.hit(owner, i, name or method, node, detail)
+                    self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
@@ -456,6 +474,8 @@ class Collector(cst.CSTVisitor):
             end_line, end_col = self.pos(node)[2:]
             for ref in self.held_functions(node):
                 self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
+        if self.is_display(qual, name, node):
+            self.display_calls.append(node)
 
     def default_function(self, qual: Optional[str]) -> Optional[str]:
         for candidate in names.candidates(qual) if qual else ():
@@ -510,6 +530,16 @@ class Collector(cst.CSTVisitor):
             self.facts.hits = [h for h in self.facts.hits if alive(h.line)]
             self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
 
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self.display_calls and self.display_calls[-1] is original_node:
+            self.display_calls.pop()
+
+    def is_display(self, qual: Optional[str], name: Optional[str], node: cst.Call) -> bool:
+        """print(...), plt.plot(...), ax.hist(...): what is drawn for them is only shown."""
+        if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
+            qual = f"builtins.{name}"
+        return self._in_group(DISPLAYS, qual, node)
+
     def external(self, qual: Optional[str], name: str) -> bool:
         if qual is None:
             return "." not in name and name in BUILTIN_NAMES and name not in self.facts.functions
@@ -518,12 +548,14 @@ class Collector(cst.CSTVisitor):
 
     def runs_its_arguments(self, qual: Optional[str], node: cst.Call) -> bool:
         """app.run(main), Thread(target=f), ds.map(f): calls that run a function they are given."""
-        runners = "group:function-runners"
-        if qual and any(owner == runners for c in names.candidates(qual)
+        return self._in_group(RUNNERS, qual, node)
+
+    def _in_group(self, group: str, qual: Optional[str], node: cst.Call) -> bool:
+        if qual and any(owner == group for c in names.candidates(qual)
                         for owner, _ in self.kb.index["call"].get(c, ())):
             return True
         if isinstance(node.func, cst.Attribute):
-            return any(owner == runners for owner, _ in self.kb.index["method"].get(node.func.attr.value, ()))
+            return any(owner == group for owner, _ in self.kb.index["method"].get(node.func.attr.value, ()))
         return False
 
     def env_call(self, qual: str, node: cst.Call) -> None:

@@ -166,13 +166,31 @@ def check(cond: Condition, value: Any, refs: Optional[set[str]] = None) -> bool:
 
 
 def argument(call: cst.Call, name: str, pos: Optional[int]) -> Optional[cst.BaseExpression]:
-    for i, arg in enumerate(call.args):
+    arg = argument_node(call, name, pos)
+    return arg.value if arg is not None else None
+
+
+def argument_node(call: cst.Call, name: str, pos: Optional[int]) -> Optional[cst.Arg]:
+    """The whole argument (``workers=4``, or the positional one at ``pos``), if given."""
+    for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
+            return arg
     if pos is not None:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if len(positional) > pos:
-            return positional[pos].value
+            return positional[pos]
+    return None
+
+
+def matched_argument(call: cst.Call, conditions: dict[str, Condition]) -> Optional[cst.Arg]:
+    """The argument a finding points at: the first one, in the conditions' order, that is given
+    and whose condition is about its value (``seed`` missing is about the call as a whole)."""
+    for name, cond in conditions.items():
+        if cond.spec.get("missing"):
+            continue
+        arg = argument_node(call, name, cond.pos)
+        if arg is not None:
+            return arg
     return None
 
 

@@ -18,7 +18,8 @@ from .kb import KnowledgeBase
 from .names import EXTERNAL_MODULES
 from .notebook import NOT_TEXT, Notebook, NotebookError
 from .outline import Outline, kb_tokens, outline, provider_tokens
-from .program import ModuleResolver, Program, ProgramBuilder
+from .program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder
+from .reach import ImportIndex
 from .sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source, too_large
 
 __all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
@@ -111,6 +112,8 @@ class Linter:
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
+        self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
+        self._import_index: Optional[ImportIndex] = None
         self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
         self._named: set[Path] = set()  # files asked for (not just reached by following imports)
@@ -124,6 +127,9 @@ class Linter:
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
+        # groups whose calls are reported where they are, in whichever file (each-site checks)
+        self.site_owners = {f"group:{check['uses']}" for rule in self.kb.rules.values()
+                            for check in rule.program if check.get("each-site")}
 
     # ---- facts ---------------------------------------------------------------------------------
     def set_source(self, path: Path, text: str) -> None:
@@ -131,6 +137,7 @@ class Linter:
         self._overrides[real(path)] = text
         self._facts.pop(real(path), None)
         self._entry_programs.clear()  # built from the text before
+        self._programs.clear()
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
         self._facts[real(path)] = facts
@@ -330,6 +337,8 @@ class Linter:
             diags = self.evaluator.file_diagnostics(display, facts, trains)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of)
+            else:
+                diags += self._site_diagnostics(path, facts, display)
             diags += cell_errors
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
@@ -337,6 +346,50 @@ class Linter:
                               path=display, line=1, col=0, end_line=1, end_col=0)
             return [diag]
         return self._filter(diags, facts, path)
+
+    def _site_diagnostics(self, path: Path, facts: FileFacts, display: str) -> list[Diagnostic]:
+        """Findings at this module's own call sites that depend on the programs reaching it
+        (an unseeded shuffle in a program that sets no seed): each site once, naming the first
+        program by path and counting the others."""
+        if not any(h.owner in self.site_owners for h in facts.hits):
+            return []
+        found: dict[tuple[str, int, int], list[Program]] = {}
+        first: dict[tuple[str, int, int], Diagnostic] = {}
+        for program in self.programs_reaching(path):
+            name = f"the program {self._relative(program.entry)}"
+            for diag in self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
+                                                           sites_in=real(path), program_name=name):
+                key = (diag.code, diag.line, diag.col)
+                found.setdefault(key, []).append(program)
+                first.setdefault(key, diag)
+        out = []
+        for key, programs in found.items():
+            if len(programs) == 1:
+                out.append(first[key])
+                continue
+            others = len(programs) - 1
+            name = f"the program {self._relative(programs[0].entry)} (and {others} other{'s' if others > 1 else ''})"
+            again = self.evaluator.program_diagnostics(programs[0], display, self.where, self.facts_of,
+                                                       sites_in=real(path), program_name=name)
+            out.extend(d for d in again if (d.code, d.line, d.col) == key)
+        return out
+
+    def programs_reaching(self, module: Path) -> list[Program]:
+        """The programs of the project that run ``module`` (their entries in path order)."""
+        module = real(module)
+        if self._import_index is None:
+            self._import_index = ImportIndex(real(self.settings.project_root))
+        out = []
+        for path in sorted(self._import_index.importers(module, MAX_IMPORT_DEPTH)):
+            facts = self.facts_of(path)
+            if facts is None or facts.error is not None or not self.is_entry(path, facts):
+                continue
+            program = self._entry_programs.get(path) or self._programs.get(path)
+            if program is None:
+                program = self._programs[path] = self.builder.build(path)
+            if module in program.modules:
+                out.append(program)
+        return out
 
     def _cell_errors(self, notebook: Notebook, display: str) -> list[Diagnostic]:
         """DET001 for each cell that does not parse; the other cells are still checked."""

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 1
+FORMAT = 2
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -19,7 +19,8 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
     doc = {
         "format": FORMAT, "key": key, "path": facts.path,
         "hits": [[h.owner, h.index, h.api, h.line, h.col, h.end_line, h.end_col, h.scope, h.detail,
-                  h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded]
+                  h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
+                  list(h.at) if h.at is not None else None, h.displayed]
                  for h in facts.hits],
         "calls": [[c.target, c.line, c.col, c.scope] for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "imports": facts.imports,
@@ -62,13 +63,16 @@ def load_facts(data: bytes, key: str) -> FileFacts:
 
 
 def _hit(row: Any) -> Hit:
-    row = _list(row, 12)
-    span = row[10]
+    row = _list(row, 14)
+    span, at = row[10], row[12]
     if span is not None:
         span = tuple(_int(v) for v in _list(span, 4))
+    if at is not None:
+        at = tuple(_int(v) for v in _list(at, 4))
     return Hit(owner=_str(row[0]), index=_int(row[1]), api=_str(row[2]), line=_int(row[3]), col=_int(row[4]),
                end_line=_int(row[5]), end_col=_int(row[6]), scope=_opt_str(row[7]), detail=_str(row[8]),
-               arg_ref=_opt_str(row[9]), arg_span=span, version_guarded=_bool(row[11]))
+               arg_ref=_opt_str(row[9]), arg_span=span, version_guarded=_bool(row[11]),
+               at=at, displayed=_bool(row[13]))
 
 
 def _call(row: Any) -> CallSite:

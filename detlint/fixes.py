@@ -54,8 +54,8 @@ def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: 
     for diag in diags:
         spec = diag.fix_spec or {}
         action = spec.get("action")
-        pos = (diag.line, diag.col)
-        span = (diag.line, diag.col, diag.end_line, diag.end_col)
+        span = diag.target_span  # the matched node, which the finding may point inside
+        pos = span[:2]
         if action == "insert":
             where = spec.get("where", "after-imports")
             if seed_beside and where == "after-imports" and any("{seed}" in line for line in spec["code"]):

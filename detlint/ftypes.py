@@ -66,6 +66,15 @@ class Hit:
     arg_ref: Optional[str] = None  # a function passed to the matched call, by name
     arg_span: Optional[tuple[int, int, int, int]] = None  # or a lambda, by position
     version_guarded: bool = False  # inside `if <something about a version>:` (either branch)
+    # where a finding points when not at the node's start: the method name of a chained call,
+    # the keyword argument that made the match (so `# noqa` on that line works)
+    at: Optional[tuple[int, int, int, int]] = None
+    displayed: bool = False  # only printed or plotted (an argument of a display call)
+
+    @property
+    def span(self) -> tuple[int, int, int, int]:
+        """The reported place: ``at``, else the matched node."""
+        return self.at or (self.line, self.col, self.end_line, self.end_col)
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -129,6 +138,12 @@ class Diagnostic:
     # matched pattern's override; plus, for program fixes that rewrite calls, where those calls are
     fix_spec: Optional[dict[str, Any]] = None
     rewrite_sites: list[tuple[str, tuple[int, int, int, int], str]] = field(default_factory=list)
+    # the matched node a fix acts on, where the finding points elsewhere (a method name, a keyword)
+    target: Optional[tuple[int, int, int, int]] = None
+
+    @property
+    def target_span(self) -> tuple[int, int, int, int]:
+        return self.target or (self.line, self.col, self.end_line, self.end_col)
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line, self.col, self.code)

@@ -23,7 +23,8 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
-PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late"}
+PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
+                "each-site"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
                "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")

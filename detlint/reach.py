@@ -1,0 +1,80 @@
+"""Which files of the project may import a module: the candidates for the programs that reach it.
+
+A finding at a call site in a library module (an unseeded ``shuffle()``) depends on the programs
+that run it. flake8 lints one file at a time, so the module's own lint has to find those
+programs. Reading the import lines of the project's files as text is cheap; only the files that
+name the module (directly, or through a module that does, a few levels up) are parsed and
+built as programs by the caller.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+from .discovery import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
+
+# `import a.b as c, d` / `from .a.b import c, d`, also inside a notebook's JSON strings
+IMPORT_RE = re.compile(r'^\s*"?\s*(?:from\s+(?P<base>[\w.]+)\s+)?import\s+(?P<names>[\w., ()]+)', re.MULTILINE)
+WORD_RE = re.compile(r"\w+")
+MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
+MAX_FILES = 20000  # a project root that is really a home folder is not read whole
+
+
+def module_name(path: Path) -> str:
+    """The last part of the dotted name a file is imported by (a package by its folder)."""
+    return path.parent.name if path.name == "__init__.py" else path.stem
+
+
+class ImportIndex:
+    """The words of every import statement of every source file under ``root``. Folders that are
+    never a program's (virtual environments, build output, caches) are skipped; the user's own
+    excludes are not: a script left out of linting still runs the modules it imports."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._words: Optional[dict[Path, set[str]]] = None
+
+    @property
+    def words(self) -> dict[Path, set[str]]:
+        if self._words is None:
+            self._words = {path: _import_words(path) for path in self._files()}
+        return self._words
+
+    def _files(self) -> list[Path]:
+        out = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES and not d.startswith("."))
+            out.extend(Path(os.path.realpath(os.path.join(dirpath, name)))
+                       for name in sorted(filenames) if name.endswith(SOURCE_SUFFIXES))
+            if len(out) >= MAX_FILES:
+                break
+        return out[:MAX_FILES]
+
+    def importers(self, module: Path, depth: int) -> list[Path]:
+        """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""
+        found: list[Path] = []
+        names = {module_name(module)}
+        for _ in range(depth):
+            new = [path for path, words in self.words.items()
+                   if path != module and path not in found and words & names]
+            if not new:
+                break
+            found.extend(new)
+            names = {module_name(path) for path in new}
+        return found
+
+
+def _import_words(path: Path) -> set[str]:
+    try:
+        if path.stat().st_size > MAX_TEXT:
+            return set()
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    words: set[str] = set()
+    for match in IMPORT_RE.finditer(text):
+        words.update(WORD_RE.findall(match.group("base") or ""))
+        words.update(WORD_RE.findall(match.group("names")))
+    return words

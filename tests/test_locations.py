@@ -1,0 +1,59 @@
+"""Where findings point: the offending method name or keyword, and call sites in modules."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import FIXTURES, lint_paths, make_linter
+
+
+def test_chained_shuffle_points_at_the_method_name() -> None:
+    path = FIXTURES / "data" / "chained_shuffle_noqa.py"
+    (diag,) = lint_paths([path], "2.21")
+    line = path.read_text().splitlines()[diag.line - 1]
+    assert line[diag.col:].startswith("shuffle(1000)")
+    assert (diag.end_line, diag.end_col) == (diag.line, line.index(")") + 1)
+
+
+def test_multi_line_call_points_at_the_keyword() -> None:
+    path = FIXTURES / "data" / "workers_multiline.py"
+    (diag,) = lint_paths([path], "2.12")
+    line = path.read_text().splitlines()[diag.line - 1]
+    assert line[diag.col:diag.end_col] == "workers=4"
+
+
+def test_fix_still_rewrites_the_call_a_finding_points_inside(tmp_path: Path) -> None:
+    from detlint.autofix import fix_text
+
+    (tmp_path / "pyproject.toml").write_text("")
+    path = tmp_path / "train.py"
+    text = "import tensorflow as tf\nds = (tf.data.Dataset.range(9)\n      .shuffle(3))\n"
+    path.write_text(text)
+    linter = make_linter("2.21", root=tmp_path)
+    result = fix_text(linter, path, text, unsafe=True, extra_sites=[])
+    assert ".shuffle(3, seed=" in result.fixed
+
+
+def test_module_site_names_the_programs() -> None:
+    folder = FIXTURES / "programs" / "shuffle_in_module"
+    diags = lint_paths(sorted(folder.glob("*.py")), "2.21")
+    (in_module,) = [d for d in diags if d.path.endswith("data.py")]
+    assert "shuffle_in_module/evaluate.py (and 1 other) sets no global seed" in in_module.message
+    assert "(in " not in in_module.message
+
+
+def test_module_reached_from_one_program(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "data.py").write_text("import tensorflow as tf\n\ndef load():\n"
+                                      "    return tf.data.Dataset.range(9).shuffle(3)\n")
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nfrom data import load\n"
+                                       "tf.keras.utils.set_random_seed(1)\nds = load()\n")
+    (tmp_path / "quick.py").write_text("import tensorflow as tf\nfrom data import load\n"
+                                        "ds = load()\n")
+    linter = make_linter("2.21", root=tmp_path)
+    diags = linter.run([tmp_path / "data.py", tmp_path / "train.py"]).diagnostics
+    (diag,) = diags
+    assert diag.path.endswith("data.py") and diag.line == 4
+    assert "the program quick.py sets no global seed" in diag.message
+    # the same module in a project whose only program seeds first: nothing to report
+    (tmp_path / "quick.py").unlink()
+    assert make_linter("2.21", root=tmp_path).run([tmp_path / "data.py"]).diagnostics == []

@@ -72,28 +72,44 @@ class Evaluator:
     # ---- file rules ----------------------------------------------------------------------------
     def trains(self, program: Program, facts_of: Any) -> bool:
         """Does the program run backprop (fit, GradientTape, minimize, ...)?"""
+        return self.reaches(program, facts_of, "training")
+
+    def inference_only(self, program: Program, facts_of: Any) -> bool:
+        """Does the program only run a model (predict, evaluate, load_model) and never train it?
+        A program showing neither may train through code detlint cannot see."""
+        return not self.trains(program, facts_of) and self.reaches(program, facts_of, "inference")
+
+    def reaches(self, program: Program, facts_of: Any, group: str) -> bool:
+        """Does the program run a call of ``group`` (in the trace, or anywhere in its entry file)?"""
+        owner = f"group:{group}"
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
         reachable = program.trace + [th for th in program.all_hits if th.path == program.entry and not th.ordered]
         for th in reachable:
-            if th.hit.owner == "group:training":
+            if th.hit.owner == owner:
                 matcher = self.kb.matcher(th.hit.owner, th.hit.index)
                 if matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework):
                     return True
         return False
 
-    def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None) -> list[Diagnostic]:
+    def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
+                         training: bool = True) -> list[Diagnostic]:
+        """``training=False``: the file is no training code (a test, a benchmark, an inference-only
+        program), so the rules about training runs stay silent."""
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
         present = {h.owner for h in facts.hits}
-        op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status]
+        op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
+                    and (training or not r.training)]
         for hit in facts.hits:
             kind, _, key = hit.owner.partition(":")
             if kind == "rule":
                 rule = self.kb.rules[key]
                 matcher = rule.matchers[hit.index]
                 if not rule.versions.contains(self.version) or _switched_off(rule, present):
+                    continue
+                if rule.training and not training:
                     continue
                 if rule.skip_version_guarded and hit.version_guarded:
                     continue
@@ -156,10 +172,10 @@ class Evaluator:
         return self.settings.keras_major
 
     def program_diagnostics(self, program: Program, display: str, where: Any,
-                            facts_of: Any) -> list[Diagnostic]:
+                            facts_of: Any, training: bool = True) -> list[Diagnostic]:
         """Findings of the program whose entry is shown as ``display``; ``where(path, line)``
         names other places in messages (project-relative, and by cell in notebooks), so the CLI
-        and flake8 say the same thing."""
+        and flake8 say the same thing. ``training=False`` as for file_diagnostics."""
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
@@ -177,6 +193,8 @@ class Evaluator:
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
             if not rule.versions.contains(self.version) or _switched_off(rule, present):
+                continue
+            if rule.training and not training:
                 continue
             for check in rule.program:
                 diag = self._check_program(rule, check, program, reachable, in_group, trains, keras,

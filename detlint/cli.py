@@ -61,6 +61,9 @@ def check_parser() -> argparse.ArgumentParser:
                    help="apply excludes (and .gitignore) to files named on the command line too")
     p.add_argument("--entry-points", type=lambda s: [x for x in s.split(",") if x],
                    help="globs of files that are programs even without a main guard")
+    p.add_argument("--not-training", type=lambda s: [x for x in s.split(",") if x], metavar="GLOBS",
+                   help="files and folders that are not training (tests, benchmarks, demos, ...): training "
+                        "rules stay silent there; '' checks every file as training code")
     p.add_argument("--tf-version", help="target TensorFlow version, e.g. 2.15")
     p.add_argument("--keras-version", type=int, choices=(2, 3), help="Keras major version (default: from TF)")
     p.add_argument("--seed", type=seed_arg, help="seed value fixes write, 0 to 2**32-1 (default 42)")
@@ -104,6 +107,7 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "select": args.select, "extend-select": args.extend_select, "ignore": args.ignore,
         "per-file-ignores": _per_file_ignores(args.per_file_ignores), "exclude": args.exclude,
         "extend-exclude": args.extend_exclude, "entry-points": args.entry_points,
+        "not-training": args.not_training,
         "keras-version": args.keras_version, "seed": args.seed, "output-format": args.output_format,
         "extend-ignore": args.extend_ignore,
         "max-file-size": args.max_file_size, "file-timeout": args.file_timeout,

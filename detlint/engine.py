@@ -11,7 +11,7 @@ from typing import Optional
 from . import kb as kb_module
 from .checks import Evaluator
 from .cache import FactsCache
-from .config import Settings
+from .config import Settings, not_training
 from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
@@ -241,6 +241,15 @@ class Linter:
         self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again
         return any(th.hit.owner in self.marker_owners for th in program.trace)
 
+    def not_training(self, path: Path) -> bool:
+        """Is ``path`` a test, benchmark, demo, ... (the ``not-training`` patterns)? Outside the
+        project only its name is matched."""
+        try:
+            rel = real(path).relative_to(self.settings.project_root).as_posix()
+        except ValueError:
+            rel = path.name
+        return not_training(rel, self.settings.not_training)
+
     def display(self, path: Path) -> str:
         try:
             return os.path.relpath(path, Path.cwd()) if path.is_absolute() else str(path)
@@ -284,9 +293,11 @@ class Linter:
             program = (built or self.builder.build(path)) if entry else None
             # an inference-only program is not asked about backprop; a library module may be trained
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
-            diags = self.evaluator.file_diagnostics(display, facts, trains)
+            training = not self.not_training(path) and not (
+                program is not None and not trains and self.evaluator.inference_only(program, self.facts_of))
+            diags = self.evaluator.file_diagnostics(display, facts, trains, training)
             if program is not None:
-                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of)
+                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             diags += cell_errors
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",

@@ -189,6 +189,25 @@ class Evaluator:
             return matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework)
 
         trains = any(in_group(th, "training") for th in reachable)
+        entry_facts = facts_of(program.entry)
+        training_calls = [th for th in program.all_hits if in_group(th, "training")]
+
+        def thrown_away(index: int, seeded: int) -> bool:
+            """Does the use at trace ``index``, before the seed at ``seeded``, not matter? A reset
+            (clear_session, a new graph) lies between them, or it builds a layer or model into a
+            module-level name that is not trained before the name is bound again (a notebook
+            cell trying a layer out, a model rebuilt after the seed)."""
+            if any(in_group(th, "graph-resets") for th in program.trace[index + 1:seeded]):
+                return True
+            th = program.trace[index]
+            if th.path != program.entry or th.hit.scope is not None or entry_facts is None \
+                    or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training:
+                return False
+            spot = (th.hit.line, th.hit.col)
+            bound = [(name, l1) for name, l0, c0, l1, c1 in entry_facts.assigned if (l0, c0) <= spot <= (l1, c1)]
+            return bool(bound) and all(_untrained(name, end, entry_facts.assigned, training_calls, program.entry)
+                                       for name, end in bound)
+
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
@@ -198,13 +217,14 @@ class Evaluator:
                 continue
             for check in rule.program:
                 diag = self._check_program(rule, check, program, reachable, in_group, trains, keras,
-                                           display, where)
+                                           display, where, thrown_away)
                 if diag is not None:
                     out.append(diag)
         return out
 
     def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
-                       in_group: Any, trains: bool, keras: int, display: str, where: Any) -> Optional[Diagnostic]:
+                       in_group: Any, trains: bool, keras: int, display: str, where: Any,
+                       thrown_away: Any = None) -> Optional[Diagnostic]:
         present = check.get("when-present")
         witness = [th for th in program.all_hits if present and in_group(th, present)]
         if present and not witness:
@@ -221,9 +241,11 @@ class Evaluator:
             provider_ids = {id(p.hit) for p in providers}
             use_ids = {id(u.hit) for u in uses}
             first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
-            first_use = next((i for i, th in enumerate(program.trace) if id(th.hit) in use_ids), None)
-            if first_use is None or first_use > first_provider:
+            early = {id(th.hit) for i, th in enumerate(program.trace[:first_provider]) if id(th.hit) in use_ids
+                     and not (thrown_away and thrown_away(i, first_provider))}
+            if not early:
                 return None
+            uses = [th for th in uses if id(th.hit) in early]
             late_after = program.trace[first_provider]
         elif check.get("late-only"):
             return None
@@ -283,6 +305,22 @@ class Evaluator:
                     span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
                     diag.rewrite_sites.append((str(th.path), span, key))
         return diag
+
+
+def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, int]],
+               training_calls: list[TraceHit], entry: Path) -> bool:
+    """Is the object bound to ``name`` on the module-level line ``after`` never trained
+    (``name.fit(...)``) before ``name`` is bound again? Training of that name anywhere but the
+    entry's module level (a function may use the global) counts as training it."""
+    rebound = min((l0 for n, l0, _, _, _ in assigned if n == name and l0 > after), default=None)
+    for th in training_calls:
+        if th.hit.api.rpartition(".")[0] != name:
+            continue
+        if th.path != entry or th.hit.scope is not None:
+            return False
+        if th.hit.line > after and (rebound is None or th.hit.line < rebound):
+            return False
+    return True
 
 
 def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:

@@ -249,6 +249,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             directory = Path(args.cache_dir) if args.cache_dir else sub.settings.project_root / sub.settings.cache_dir
             return FactsCache(directory, linter.kb.digest)
 
+        explicit = {p.absolute() for p in paths if not p.is_dir()}
         changed = 0
         try:
             for root, group in group_by_project(files, settings.project_root).items():
@@ -256,7 +257,14 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                 sub = linter if root == settings.project_root else Linter(
                     load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules), kb)
                 if not fixing:
-                    diags.extend(lint_group(sub, group, jobs, cache_for(sub), progress))
+                    cache = cache_for(sub)
+                    diags.extend(lint_group(sub, group, jobs, cache, progress))
+                    # files named one by one (pre-commit): the programs that import them count too
+                    named = [p for p in group if p.absolute() in explicit]
+                    if named:
+                        from .importers import importer_findings
+
+                        diags.extend(importer_findings(sub, named, group, cache))
                     continue
                 from .autofix import fix_files, unified_diff
 

@@ -257,11 +257,13 @@ class Linter:
             return str(path)
 
     # ---- the run -------------------------------------------------------------------------------------
-    def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True) -> list[Diagnostic]:
+    def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True,
+                  program_only: bool = False) -> list[Diagnostic]:
         """Findings for one file; notebook findings carry their cell and in-cell line unless
-        ``map_cells`` is False (the fixer works on the joined program text)."""
+        ``map_cells`` is False (the fixer works on the joined program text). ``program_only``:
+        only the findings of the program it is the entry of (none for a library module)."""
         self._named.add(real(path))
-        diags = self._lint_file(path, display or str(path))
+        diags = self._lint_file(path, display or str(path), program_only)
         notebook = self.notebooks.get(real(path))
         if map_cells and notebook is not None and real(path) not in self._overrides:
             for diag in diags:
@@ -275,9 +277,11 @@ class Linter:
             diags.sort(key=Diagnostic.sort_key)
         return diags
 
-    def _lint_file(self, path: Path, display: str) -> list[Diagnostic]:
+    def _lint_file(self, path: Path, display: str, program_only: bool = False) -> list[Diagnostic]:
         facts = self.facts_of(path)
         assert facts is not None
+        if facts.error is not None and program_only:
+            return []
         if facts.error is not None:
             rule = self.kb.rules.get("DET001")
             diag = Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file",
@@ -295,10 +299,10 @@ class Linter:
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             training = not self.not_training(path) and not (
                 program is not None and not trains and self.evaluator.inference_only(program, self.facts_of))
-            diags = self.evaluator.file_diagnostics(display, facts, trains, training)
+            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
-            diags += cell_errors
+            diags += [] if program_only else cell_errors
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",

@@ -180,6 +180,18 @@ def lint_group(sub: Any, group: list[Path], jobs: int, cache: Optional[FactsCach
     return sorted(diags, key=Diagnostic.sort_key)
 
 
+def importer_diagnostics(sub: Any, named: list[Path], group: list[Path],
+                         cache: Optional[FactsCache]) -> list[Diagnostic]:
+    if not named:
+        return []
+    from .importers import importer_findings
+
+    try:
+        return importer_findings(sub, named, group, cache)
+    finally:
+        sub.close()
+
+
 def run_check(argv: Sequence[str], out: TextIO) -> int:
     from .engine import Linter
     from .discovery import discover
@@ -256,15 +268,12 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                 # a nested project (its own pyproject.toml) is checked with its own settings and pins
                 sub = linter if root == settings.project_root else Linter(
                     load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules), kb)
+                # files named one by one (pre-commit): the programs that import them count too
+                named = [p for p in group if p.absolute() in explicit]
                 if not fixing:
                     cache = cache_for(sub)
                     diags.extend(lint_group(sub, group, jobs, cache, progress))
-                    # files named one by one (pre-commit): the programs that import them count too
-                    named = [p for p in group if p.absolute() in explicit]
-                    if named:
-                        from .importers import importer_findings
-
-                        diags.extend(importer_findings(sub, named, group, cache))
+                    diags.extend(importer_diagnostics(sub, named, group, cache))
                     continue
                 from .autofix import fix_files, unified_diff
 
@@ -283,6 +292,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                     continue
                 sub = Linter(sub.settings, linter.kb)  # re-read what was written
                 diags.extend(sub.run(group).diagnostics)
+                diags.extend(importer_diagnostics(sub, named, group, None))
         finally:
             if progress is not None:
                 progress.close()

@@ -53,3 +53,11 @@ def test_folders_are_checked_as_before(tmp_path: Path) -> None:
     (project / "utils" / "seed.py").write_text(SEED.replace("    random.seed(seed)\n", ""))
     result = detlint(project, "utils/")
     assert "DET104" not in result.stdout and "DET203" in result.stdout, result.stdout
+
+
+def test_the_fix_hook_fails_too(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    (project / "utils" / "seed.py").write_text(SEED.replace("    random.seed(seed)\n", ""))
+    result = detlint(project, "--fix", "utils/seed.py")
+    assert result.returncode == 1 and "train.py:9:5: DET104" in result.stdout, result.stdout + result.stderr
+    assert (project / "train.py").read_text() == TRAIN

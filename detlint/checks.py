@@ -193,15 +193,19 @@ class Evaluator:
         training_calls = [th for th in program.all_hits if in_group(th, "training")]
 
         def thrown_away(index: int, seeded: int) -> bool:
-            """Does the use at trace ``index``, before the seed at ``seeded``, not matter? A reset
-            (clear_session, a new graph) lies between them, or it builds a layer or model into a
-            module-level name that is not trained before the name is bound again (a notebook
-            cell trying a layer out, a model rebuilt after the seed)."""
-            if any(in_group(th, "graph-resets") for th in program.trace[index + 1:seeded]):
-                return True
+            """Does the use at trace ``index``, a layer or model built before the seed at
+            ``seeded``, not matter? A reset (clear_session, a new graph) lies between them, or it
+            goes into a module-level name that is not trained before the name is bound again (a
+            notebook cell trying a layer out, a model rebuilt after the seed). A reset also drops
+            what training ran before it. Numbers drawn before the seed (a shuffle) always
+            matter: no reset takes them back."""
             th = program.trace[index]
-            if th.path != program.entry or th.hit.scope is not None or entry_facts is None \
-                    or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training:
+            builds = self.kb.matcher(th.hit.owner, th.hit.index).needs_training
+            where = (th.path, th.hit.line, th.hit.col)
+            if builds or any((t.path, t.hit.line, t.hit.col) == where for t in training_calls):
+                if any(in_group(other, "graph-resets") for other in program.trace[index + 1:seeded]):
+                    return True
+            if not builds or th.path != program.entry or th.hit.scope is not None or entry_facts is None:
                 return False
             spot = (th.hit.line, th.hit.col)
             bound = [(name, l1) for name, l0, c0, l1, c1 in entry_facts.assigned if (l0, c0) <= spot <= (l1, c1)]

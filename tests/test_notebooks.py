@@ -59,6 +59,13 @@ def test_clear_session_then_seed_then_rebuild_starts_afresh() -> None:
     assert findings([NOTEBOOKS / "clear_session_reseed.ipynb"], "2.21") == []
 
 
+def test_clear_session_does_not_take_back_numbers_drawn_before_it(tmp_path: Path) -> None:
+    cells = ["import numpy as np\nimport tensorflow as tf\nx = np.ones((8, 4))\nnp.random.shuffle(x)",
+             "tf.keras.backend.clear_session()\ntf.keras.utils.set_random_seed(1)",
+             "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.fit(x, np.ones((8, 1)))"]
+    assert findings([write_notebook(tmp_path / "drawn.ipynb", cells)], "2.21") == [("drawn.ipynb", 1, 4, "DET103")]
+
+
 def test_rebuilding_a_model_after_the_seed_discards_the_one_built_before(tmp_path: Path) -> None:
     cells = ["import numpy as np\nimport tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])",
              "tf.keras.utils.set_random_seed(1)\ntf.config.experimental.enable_op_determinism()",

@@ -74,28 +74,44 @@ class Evaluator:
     # ---- file rules ----------------------------------------------------------------------------
     def trains(self, program: Program, facts_of: Any) -> bool:
         """Does the program run backprop (fit, GradientTape, minimize, ...)?"""
+        return self.reaches(program, facts_of, "training")
+
+    def inference_only(self, program: Program, facts_of: Any) -> bool:
+        """Does the program only run a model (predict, evaluate, load_model) and never train it?
+        A program showing neither may train through code detlint cannot see."""
+        return not self.trains(program, facts_of) and self.reaches(program, facts_of, "inference")
+
+    def reaches(self, program: Program, facts_of: Any, group: str) -> bool:
+        """Does the program run a call of ``group`` (in the trace, or anywhere in its entry file)?"""
+        owner = f"group:{group}"
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
         reachable = program.trace + [th for th in program.all_hits if th.path == program.entry and not th.ordered]
         for th in reachable:
-            if th.hit.owner == "group:training":
+            if th.hit.owner == owner:
                 matcher = self.kb.matcher(th.hit.owner, th.hit.index)
                 if matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework):
                     return True
         return False
 
-    def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None) -> list[Diagnostic]:
+    def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
+                         training: bool = True) -> list[Diagnostic]:
+        """``training=False``: the file is no training code (a test, a benchmark, an inference-only
+        program), so the rules about training runs stay silent."""
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
         present = {h.owner for h in facts.hits}
-        op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status]
+        op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
+                    and (training or not r.training)]
         for hit in facts.hits:
             kind, _, key = hit.owner.partition(":")
             if kind == "rule":
                 rule = self.kb.rules[key]
                 matcher = rule.matchers[hit.index]
                 if not rule.versions.contains(self.version) or _switched_off(rule, present):
+                    continue
+                if rule.training and not training:
                     continue
                 if rule.skip_version_guarded and hit.version_guarded:
                     continue
@@ -158,13 +174,14 @@ class Evaluator:
         return self.settings.keras_major
 
     def program_diagnostics(self, program: Program, display: str, where: Any, facts_of: Any,
-                            sites_in: Optional[Path] = None, program_name: str = "the program") -> list[Diagnostic]:
+                            training: bool = True, sites_in: Optional[Path] = None,
+                            program_name: str = "the program") -> list[Diagnostic]:
         """Findings of the program whose entry is shown as ``display``; ``where(path, line)``
         names other places in messages (project-relative, and by cell in notebooks), so the CLI
-        and flake8 say the same thing. Checks marked ``each-site`` report every offending call
-        where it is: in the entry's own findings for the entry's calls, and, with ``sites_in``
-        (a module the program reaches, shown as ``display``), for that module's calls, naming
-        the program as ``program_name``."""
+        and flake8 say the same thing. ``training=False`` as for file_diagnostics. Checks marked
+        ``each-site`` report every offending call where it is: in the entry's own findings for
+        the entry's calls, and, with ``sites_in`` (a module the program reaches, shown as
+        ``display``), for that module's calls, naming the program as ``program_name``."""
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
@@ -178,16 +195,41 @@ class Evaluator:
             return matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework)
 
         trains = any(in_group(th, "training") for th in reachable)
+        entry_facts = facts_of(program.entry)
+        training_calls = [th for th in program.all_hits if in_group(th, "training")]
+
+        def thrown_away(index: int, seeded: int) -> bool:
+            """Does the use at trace ``index``, a layer or model built before the seed at
+            ``seeded``, not matter? A reset (clear_session, a new graph) lies between them, or it
+            goes into a module-level name that is not trained before the name is bound again (a
+            notebook cell trying a layer out, a model rebuilt after the seed). A reset also drops
+            what training ran before it. Numbers drawn before the seed (a shuffle) always
+            matter: no reset takes them back."""
+            th = program.trace[index]
+            builds = self.kb.matcher(th.hit.owner, th.hit.index).needs_training
+            where = (th.path, th.hit.line, th.hit.col)
+            if builds or any((t.path, t.hit.line, t.hit.col) == where for t in training_calls):
+                if any(in_group(other, "graph-resets") for other in program.trace[index + 1:seeded]):
+                    return True
+            if not builds or th.path != program.entry or th.hit.scope is not None or entry_facts is None:
+                return False
+            spot = (th.hit.line, th.hit.col)
+            bound = [(name, l1) for name, l0, c0, l1, c1 in entry_facts.assigned if (l0, c0) <= spot <= (l1, c1)]
+            return bool(bound) and all(_untrained(name, end, entry_facts.assigned, training_calls, program.entry)
+                                       for name, end in bound)
+
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
             if not rule.versions.contains(self.version) or _switched_off(rule, present):
                 continue
+            if rule.training and not training:
+                continue
             for check in rule.program:
                 if sites_in is not None and not check.get("each-site"):
                     continue
                 found = self._check_program(rule, check, program, reachable, in_group, trains, keras,
-                                            display, where)
+                                            display, where, thrown_away)
                 site_path = sites_in or program.entry
                 for first, uses, late_after in found:
                     if check.get("each-site") and first.path != site_path:
@@ -197,8 +239,8 @@ class Evaluator:
         return out
 
     def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
-                       in_group: Any, trains: bool, keras: int, display: str, where: Any
-                       ) -> list[tuple[TraceHit, list[TraceHit], Optional[TraceHit]]]:
+                       in_group: Any, trains: bool, keras: int, display: str, where: Any,
+                       thrown_away: Any = None) -> list[tuple[TraceHit, list[TraceHit], Optional[TraceHit]]]:
         """What to report: (where, the uses, the late provider) once per program, or once per
         offending use for ``each-site`` checks."""
         present = check.get("when-present")
@@ -217,12 +259,13 @@ class Evaluator:
             provider_ids = {id(p.hit) for p in providers}
             use_ids = {id(u.hit) for u in uses}
             first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
-            first_use = next((i for i, th in enumerate(program.trace) if id(th.hit) in use_ids), None)
-            if first_use is None or first_use > first_provider:
+            # the uses that run before the seed (a layer thrown away before it does not count)
+            early = {id(th.hit) for i, th in enumerate(program.trace[:first_provider]) if id(th.hit) in use_ids
+                     and not (thrown_away and thrown_away(i, first_provider))}
+            if not early:
                 return []
+            uses = [th for th in uses if id(th.hit) in early]
             late_after = program.trace[first_provider]
-            early = {id(th.hit) for th in program.trace[:first_provider]}
-            uses = [u for u in uses if id(u.hit) in early]  # those that run before the seed
         elif check.get("late-only"):
             return []
         if check.get("each-site"):
@@ -286,6 +329,22 @@ class Evaluator:
                     span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
                     diag.rewrite_sites.append((str(th.path), span, key))
         return diag
+
+
+def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, int]],
+               training_calls: list[TraceHit], entry: Path) -> bool:
+    """Is the object bound to ``name`` on the module-level line ``after`` never trained
+    (``name.fit(...)``) before ``name`` is bound again? Training of that name anywhere but the
+    entry's module level (a function may use the global) counts as training it."""
+    rebound = min((l0 for n, l0, _, _, _ in assigned if n == name and l0 > after), default=None)
+    for th in training_calls:
+        if th.hit.api.rpartition(".")[0] != name:
+            continue
+        if th.path != entry or th.hit.scope is not None:
+            return False
+        if th.hit.line > after and (rebound is None or th.hit.line < rebound):
+            return False
+    return True
 
 
 def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:

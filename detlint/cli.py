@@ -61,6 +61,9 @@ def check_parser() -> argparse.ArgumentParser:
                    help="apply excludes (and .gitignore) to files named on the command line too")
     p.add_argument("--entry-points", type=lambda s: [x for x in s.split(",") if x],
                    help="globs of files that are programs even without a main guard")
+    p.add_argument("--not-training", type=lambda s: [x for x in s.split(",") if x], metavar="GLOBS",
+                   help="files and folders that are not training (tests, benchmarks, demos, ...): training "
+                        "rules stay silent there; '' checks every file as training code")
     p.add_argument("--tf-version", help="target TensorFlow version, e.g. 2.15")
     p.add_argument("--keras-version", type=int, choices=(2, 3), help="Keras major version (default: from TF)")
     p.add_argument("--seed", type=seed_arg, help="seed value fixes write, 0 to 2**32-1 (default 42)")
@@ -104,6 +107,7 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "select": args.select, "extend-select": args.extend_select, "ignore": args.ignore,
         "per-file-ignores": _per_file_ignores(args.per_file_ignores), "exclude": args.exclude,
         "extend-exclude": args.extend_exclude, "entry-points": args.entry_points,
+        "not-training": args.not_training,
         "keras-version": args.keras_version, "seed": args.seed, "output-format": args.output_format,
         "extend-ignore": args.extend_ignore,
         "max-file-size": args.max_file_size, "file-timeout": args.file_timeout,
@@ -176,6 +180,18 @@ def lint_group(sub: Any, group: list[Path], jobs: int, cache: Optional[FactsCach
     return sorted(diags, key=Diagnostic.sort_key)
 
 
+def importer_diagnostics(sub: Any, named: list[Path], group: list[Path],
+                         cache: Optional[FactsCache]) -> list[Diagnostic]:
+    if not named:
+        return []
+    from .importers import importer_findings
+
+    try:
+        return importer_findings(sub, named, group, cache)
+    finally:
+        sub.close()
+
+
 def run_check(argv: Sequence[str], out: TextIO) -> int:
     from .engine import Linter
     from .discovery import discover
@@ -245,14 +261,19 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             directory = Path(args.cache_dir) if args.cache_dir else sub.settings.project_root / sub.settings.cache_dir
             return FactsCache(directory, linter.kb.digest)
 
+        explicit = {p.absolute() for p in paths if not p.is_dir()}
         changed = 0
         try:
             for root, group in group_by_project(files, settings.project_root).items():
                 # a nested project (its own pyproject.toml) is checked with its own settings and pins
                 sub = linter if root == settings.project_root else Linter(
                     load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules), kb)
+                # files named one by one (pre-commit): the programs that import them count too
+                named = [p for p in group if p.absolute() in explicit]
                 if not fixing:
-                    diags.extend(lint_group(sub, group, jobs, cache_for(sub), progress))
+                    cache = cache_for(sub)
+                    diags.extend(lint_group(sub, group, jobs, cache, progress))
+                    diags.extend(importer_diagnostics(sub, named, group, cache))
                     continue
                 from .autofix import fix_files, unified_diff
 
@@ -271,6 +292,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                     continue
                 sub = Linter(sub.settings, linter.kb)  # re-read what was written
                 diags.extend(sub.run(group).diagnostics)
+                diags.extend(importer_diagnostics(sub, named, group, None))
         finally:
             if progress is not None:
                 progress.close()

@@ -328,6 +328,8 @@ class Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._assigned(target.target, node.value, node)
+            if self.depth == 0 and isinstance(target.target, cst.Name):
+                self.facts.assigned.append((target.target.value, *self.pos(node)))
 
     def visit_With(self, node: cst.With) -> None:
         # with MonitoredTrainingSession(...) as sess: sess is what the call made
@@ -427,7 +429,8 @@ class Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func)
         qual = self.qualify(name)
-        if qual:
+        # layer(x) calls an object built earlier: its constructor was matched there
+        if qual and not (name in self.instances and name not in self.aliases):
             if qual in ENV_CALLS or qual == "os.environ.update":
                 self.env_call(qual, node)
             self.match_names("call", qual, node, call=node, written=name)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import fnmatch
 import re
 import sys
 from dataclasses import dataclass, field
@@ -24,6 +25,12 @@ OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
 DEFAULT_SEED = 42
 SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
 SEVERITIES = ("error", "warning", "note")
+# Files that are not training programs: tests, benchmarks, demos and plots, converters. A pattern
+# without "/" matches any folder or the file name; one with "/" the project-relative path.
+DEFAULT_NOT_TRAINING = ("tests", "test", "testing", "test_*.py", "*_test.py", "conftest.py",
+                        "benchmarks", "benchmark", "bench", "bench_*.py", "*_benchmark.py",
+                        "demo", "demos", "visualization", "visualisation", "visualize*.py", "visualise*.py",
+                        "plot_*.py", "convert*.py", "export*.py")
 DEFAULT_SEVERITY = "warning"
 
 
@@ -85,6 +92,7 @@ class Settings:
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
     entry_points: list[str] = field(default_factory=list)
+    not_training: list[str] = field(default_factory=lambda: list(DEFAULT_NOT_TRAINING))
     src: list[str] = field(default_factory=lambda: [".", "src"])
     respect_gitignore: bool = True
     output_format: str = "concise"
@@ -107,7 +115,7 @@ class Settings:
             "select": self.select, "extend-select": self.extend_select, "ignore": self.ignore,
             "per-file-ignores": self.per_file_ignores,
             "exclude": self.exclude, "extend-exclude": self.extend_exclude,
-            "entry-points": self.entry_points, "src": self.src,
+            "entry-points": self.entry_points, "not-training": self.not_training, "src": self.src,
             "respect-gitignore": self.respect_gitignore, "output-format": self.output_format,
             "cache-dir": self.cache_dir, "severity": self.severity, "docs-url": self.docs_url,
             "max-file-size": self.max_file_size, "file-timeout": self.file_timeout,
@@ -121,12 +129,29 @@ _KEYS: dict[str, tuple[type, str]] = {
     "ignore": (list, "ignore"), "extend-ignore": (list, "ignore"),
     "per-file-ignores": (dict, "per_file_ignores"), "exclude": (list, "exclude"),
     "extend-exclude": (list, "extend_exclude"), "entry-points": (list, "entry_points"),
-    "src": (list, "src"), "respect-gitignore": (bool, "respect_gitignore"),
+    "not-training": (list, "not_training"), "src": (list, "src"), "respect-gitignore": (bool, "respect_gitignore"),
     "output-format": (str, "output_format"), "cache-dir": (str, "cache_dir"),
     "severity": (dict, "severity"), "docs-url": (str, "docs_url"),
     "max-file-size": (int, "max_file_size"), "file-timeout": (float, "file_timeout"),
 }
 _CODE_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
+
+
+def not_training(rel_path: str, patterns: Iterable[str]) -> bool:
+    """Does the project-relative ``rel_path`` match a ``not-training`` pattern? Without "/" a
+    pattern names a folder anywhere or the file itself (``tests``, ``test_*.py``); with "/" it is
+    matched against the path (``tools/plots/*``), a folder pattern covering what is inside."""
+    parts = rel_path.split("/")
+    for pattern in patterns:
+        pattern = pattern.strip("/")
+        if not pattern:
+            continue
+        if "/" not in pattern:
+            if any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+                return True
+        elif any(fnmatch.fnmatchcase("/".join(parts[:i]), pattern) for i in range(1, len(parts) + 1)):
+            return True
+    return False
 
 
 def find_project_root(start: Path) -> Path:

@@ -11,7 +11,7 @@ from typing import Optional
 from . import kb as kb_module
 from .checks import Evaluator
 from .cache import FactsCache
-from .config import Settings
+from .config import Settings, not_training
 from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
@@ -291,6 +291,24 @@ class Linter:
         self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again
         return any(th.hit.owner in self.marker_owners for th in program.trace)
 
+    def not_training(self, path: Path) -> bool:
+        """Is ``path`` a test, benchmark, demo, ... (the ``not-training`` patterns)? Outside the
+        project only its name is matched."""
+        try:
+            rel = real(path).relative_to(self.settings.project_root).as_posix()
+        except ValueError:
+            rel = path.name
+        return not_training(rel, self.settings.not_training)
+
+    def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:
+        """May the training rules judge this program? Not when its entry is a test, benchmark or
+        demo by path, nor when it only runs inference (predicts, evaluates) and never trains."""
+        if self.not_training(program.entry):
+            return False
+        if trains is None:
+            trains = self.evaluator.trains(program, self.facts_of)
+        return trains or not self.evaluator.inference_only(program, self.facts_of)
+
     def display(self, path: Path) -> str:
         try:
             return os.path.relpath(path, Path.cwd()) if path.is_absolute() else str(path)
@@ -298,11 +316,13 @@ class Linter:
             return str(path)
 
     # ---- the run -------------------------------------------------------------------------------------
-    def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True) -> list[Diagnostic]:
+    def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True,
+                  program_only: bool = False) -> list[Diagnostic]:
         """Findings for one file; notebook findings carry their cell and in-cell line unless
-        ``map_cells`` is False (the fixer works on the joined program text)."""
+        ``map_cells`` is False (the fixer works on the joined program text). ``program_only``:
+        only the findings of the program it is the entry of (none for a library module)."""
         self._named.add(real(path))
-        diags = self._lint_file(path, display or str(path))
+        diags = self._lint_file(path, display or str(path), program_only)
         notebook = self.notebooks.get(real(path))
         if map_cells and notebook is not None and real(path) not in self._overrides:
             for diag in diags:
@@ -316,9 +336,11 @@ class Linter:
             diags.sort(key=Diagnostic.sort_key)
         return diags
 
-    def _lint_file(self, path: Path, display: str) -> list[Diagnostic]:
+    def _lint_file(self, path: Path, display: str, program_only: bool = False) -> list[Diagnostic]:
         facts = self.facts_of(path)
         assert facts is not None
+        if facts.error is not None and program_only:
+            return []
         if facts.error is not None:
             rule = self.kb.rules.get("DET001")
             diag = Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file",
@@ -334,12 +356,13 @@ class Linter:
             program = (built or self.builder.build(path)) if entry else None
             # an inference-only program is not asked about backprop; a library module may be trained
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
-            diags = self.evaluator.file_diagnostics(display, facts, trains)
+            training = not self.not_training(path) and (program is None or self.program_trains(program, trains))
+            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training)
             if program is not None:
-                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of)
-            else:
+                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
+            elif not program_only:
                 diags += self._site_diagnostics(path, facts, display)
-            diags += cell_errors
+            diags += [] if program_only else cell_errors
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",
@@ -351,11 +374,13 @@ class Linter:
         """Findings at this module's own call sites that depend on the programs reaching it
         (an unseeded shuffle in a program that sets no seed): each site once, naming the first
         program by path and counting the others."""
-        if not any(h.owner in self.site_owners for h in facts.hits):
+        if not any(h.owner in self.site_owners for h in facts.hits) or self.not_training(path):
             return []
         found: dict[tuple[str, int, int], list[Program]] = {}
         first: dict[tuple[str, int, int], Diagnostic] = {}
         for program in self.programs_reaching(path):
+            if not self.program_trains(program):
+                continue
             name = f"the program {self._relative(program.entry)}"
             for diag in self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
                                                            sites_in=real(path), program_name=name):

@@ -26,7 +26,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "functions": facts.functions, "classes": facts.classes, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
-        "main_guard": facts.main_guard,
+        "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col,
@@ -54,6 +54,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         frameworks={_str(v) for v in _list(doc.get("frameworks"))},
         keras_flavours={_str(v) for v in _list(doc.get("keras_flavours"))},
         main_guard=_opt_int(doc.get("main_guard")),
+        assigned=[_assignment(row) for row in _list(doc.get("assigned"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),
@@ -78,6 +79,11 @@ def _hit(row: Any) -> Hit:
 def _call(row: Any) -> CallSite:
     row = _list(row, 4)
     return CallSite(target=_str(row[0]), line=_int(row[1]), col=_int(row[2]), scope=_opt_str(row[3]))
+
+
+def _assignment(row: Any) -> tuple[str, int, int, int, int]:
+    row = _list(row, 5)
+    return _str(row[0]), _int(row[1]), _int(row[2]), _int(row[3]), _int(row[4])
 
 
 def _relative(row: Any) -> tuple[int, str, int]:

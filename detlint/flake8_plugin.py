@@ -39,6 +39,8 @@ class Plugin:
             help="detlint: Keras major version, 2 or 3 (default: from the TensorFlow version)")
         add("--detlint-entry-points", parse_from_config=True, comma_separated_list=True, default=None,
             help="detlint: globs of files that are programs even without a main guard")
+        add("--detlint-not-training", parse_from_config=True, comma_separated_list=True, default=None,
+            help="detlint: globs of files and folders that are not training (tests, benchmarks, ...)")
         add("--detlint-seed", parse_from_config=True, default=None, type=int,
             help="detlint: seed value shown in suggested fixes")
 
@@ -49,6 +51,7 @@ class Plugin:
             "keras-version": getattr(options, "detlint_keras_version", None),
             "entry-points": getattr(options, "detlint_entry_points", None) or None,
             "seed": getattr(options, "detlint_seed", None),
+            "not-training": getattr(options, "detlint_not_training", None),
         }
         cls._linters.clear()
 

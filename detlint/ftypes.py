@@ -102,6 +102,9 @@ class FileFacts:
     frameworks: set[str] = field(default_factory=set)
     keras_flavours: set[str] = field(default_factory=set)
     main_guard: Optional[int] = None
+    # module-level `name = ...` statements: (name, line, col, end_line, end_col), so a program
+    # can tell which object a layer built there went into
+    assigned: list[tuple[str, int, int, int, int]] = field(default_factory=list)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

@@ -29,7 +29,8 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
                "edit-value")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
-             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns"}
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
+             "training"}
 
 
 class KnowledgeBaseError(Exception):
@@ -153,6 +154,9 @@ class Rule:
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
     graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
+    # about training runs only: silent in files that are not training (tests, benchmarks, ...)
+    # and in programs that only run inference
+    training: bool = False
 
     def fix_for(self, version: Version) -> Optional[Fix]:
         for fix in self.fixes:
@@ -422,6 +426,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
             unless_present=tuple(spec.get("unless-present", ())),
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
             raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
+            training=bool(spec.get("training", False)),
         )
 
 

@@ -71,7 +71,8 @@ def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
     from detlint.config import load_settings
     from detlint.engine import Linter
 
-    cli = {"tensorflow-version": version, **overrides}
+    # the fixtures live under tests/, a default not-training folder: check them as training code
+    cli = {"tensorflow-version": version, "not-training": [], **overrides}
     settings = load_settings([root or ROOT], cli, isolated=True)
     return Linter(settings)
 

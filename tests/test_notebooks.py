@@ -47,6 +47,34 @@ def test_seed_in_a_later_cell_does_not_count() -> None:
     assert "seed_too_late.ipynb:cell 2:1" in det101.message
 
 
+def test_a_layer_tried_out_before_the_seed_cell_does_not_make_the_seed_late() -> None:
+    assert findings([NOTEBOOKS / "throwaway_layer.ipynb"], "2.21") == []
+
+
+def test_a_model_built_before_the_seed_and_trained_after_it_makes_the_seed_late() -> None:
+    assert findings([NOTEBOOKS / "trained_before_seed.ipynb"], "2.21") == [("trained_before_seed.ipynb", 2, 1, "DET101")]
+
+
+def test_clear_session_then_seed_then_rebuild_starts_afresh() -> None:
+    assert findings([NOTEBOOKS / "clear_session_reseed.ipynb"], "2.21") == []
+
+
+def test_clear_session_does_not_take_back_numbers_drawn_before_it(tmp_path: Path) -> None:
+    cells = ["import numpy as np\nimport tensorflow as tf\nx = np.ones((8, 4))\nnp.random.shuffle(x)",
+             "tf.keras.backend.clear_session()\ntf.keras.utils.set_random_seed(1)",
+             "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.fit(x, np.ones((8, 1)))"]
+    assert findings([write_notebook(tmp_path / "drawn.ipynb", cells)], "2.21") == [("drawn.ipynb", 1, 4, "DET103")]
+
+
+def test_rebuilding_a_model_after_the_seed_discards_the_one_built_before(tmp_path: Path) -> None:
+    cells = ["import numpy as np\nimport tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])",
+             "tf.keras.utils.set_random_seed(1)\ntf.config.experimental.enable_op_determinism()",
+             "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.fit(np.ones((8, 4)), np.ones((8, 1)))"]
+    assert findings([write_notebook(tmp_path / "rebuilt.ipynb", cells)], "2.21") == []
+    cells[2] = "model.fit(np.ones((8, 4)), np.ones((8, 1)))"  # the model from before the seed is trained
+    assert findings([write_notebook(tmp_path / "kept.ipynb", cells)], "2.21") == [("kept.ipynb", 1, 3, "DET101")]
+
+
 def test_seed_in_an_earlier_cell_covers_later_cells(tmp_path: Path) -> None:
     nb = write_notebook(tmp_path / "ok.ipynb", [
         "import tensorflow as tf\ntf.keras.utils.set_random_seed(1)\ntf.config.experimental.enable_op_determinism()",

@@ -1,0 +1,48 @@
+"""What a file is for: tests, benchmarks and tools (the default ``not-training`` patterns) and
+inference-only programs get no findings of the rules about training runs."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import FIXTURES, expectations, make_linter
+
+PROJECT = FIXTURES / "purpose" / "project"
+
+
+def lint_copy(tmp_path: Path, **overrides: object) -> tuple[Path, list[tuple[str, int, str]]]:
+    """The project copied out of detlint's own tests/ folder (itself a default pattern) and linted."""
+    base = tmp_path / "project"
+    shutil.copytree(PROJECT, base)
+    files = sorted(base.rglob("*.py"))
+    linter = make_linter("2.21", root=base, **overrides)
+    assert linter.settings.project_root == base.resolve()
+    diags = linter.run(files).diagnostics
+    return base, sorted((Path(d.path).resolve().relative_to(base.resolve()).as_posix(), d.line, d.code)
+                        for d in diags)
+
+
+def test_default_patterns_silence_training_rules_in_tests_benchmarks_and_tools(tmp_path: Path) -> None:
+    base, found = lint_copy(tmp_path, **{"not-training": None})
+    assert found == expectations(sorted(base.rglob("*.py")), base)
+
+
+def test_an_empty_setting_checks_every_file_as_training_code(tmp_path: Path) -> None:
+    _, found = lint_copy(tmp_path)
+    codes = {(path, code) for path, _, code in found}
+    assert {("benchmarks/bench_step.py", "DET301"), ("benchmarks/bench_step.py", "DET103"),
+            ("tests/test_model.py", "DET402"), ("tools/plot_samples.py", "DET403")} <= codes
+
+
+def test_patterns_match_folders_anywhere_and_file_names() -> None:
+    from detlint.config import DEFAULT_NOT_TRAINING, not_training
+
+    assert not_training("pkg/tests/helpers.py", DEFAULT_NOT_TRAINING)
+    assert not_training("test_model.py", DEFAULT_NOT_TRAINING)
+    assert not_training("src/model_test.py", DEFAULT_NOT_TRAINING)
+    assert not_training("benchmarks/run.py", DEFAULT_NOT_TRAINING)
+    assert not_training("scripts/convert_checkpoint.py", DEFAULT_NOT_TRAINING)
+    assert not not_training("train.py", DEFAULT_NOT_TRAINING)
+    assert not not_training("contest/train.py", DEFAULT_NOT_TRAINING)
+    assert not_training("tools/plots/show.py", ["tools/plots"])
+    assert not not_training("tools/train.py", ["tools/plots"])

@@ -46,3 +46,8 @@ def pretty(qualname: str) -> str:
         if qualname.startswith(full):
             return short + qualname[len(full):]
     return qualname
+
+
+def member(module: str, name: str) -> str:
+    """``name`` in ``module`` as an import spells it: ``ops.conv``, ``.ops.conv``, ``..conv``."""
+    return f"{module}{name}" if not module or module.endswith(".") else f"{module}.{name}"

@@ -107,7 +107,7 @@ class Collector(cst.CSTVisitor):
         return qual
 
     def is_framework_name(self, qual: str) -> bool:
-        return qual == LOCAL_FRAMEWORK or any(_within(qual, p) for p in self.framework_imports)
+        return qual == LOCAL_FRAMEWORK or any(names.within(qual, p) for p in self.framework_imports)
 
     def type_of(self, node: cst.BaseExpression) -> Optional[str]:
         """What an expression is an instance of, where that is known: the constructor's qualified
@@ -169,7 +169,7 @@ class Collector(cst.CSTVisitor):
         self.facts.import_lines.setdefault(module, self.pos(node)[0])
         top = module.split(".")[0]
         for prefix in self.framework_imports:
-            if _within(module, prefix):
+            if names.within(module, prefix):
                 self.facts.frameworks.add(top)
         for prefix, flavour in KERAS_FLAVOURS.items():
             if module == prefix or module.startswith(prefix + "."):
@@ -468,13 +468,6 @@ class Collector(cst.CSTVisitor):
             if isinstance(mapping, dict) and _loop_sets_environ(node, self.qualify):
                 for key, value in mapping.items():
                     self.env_value(key, value, node, "assign")
-
-
-def _within(name: str, prefix: str) -> bool:
-    """``name`` is ``prefix`` or inside it; ``transformers.TF*`` is any name that starts so."""
-    if prefix.endswith("*"):
-        return name.startswith(prefix[:-1])
-    return name == prefix or name.startswith(prefix + ".")
 
 
 def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:

@@ -224,7 +224,8 @@ class Linter:
             self._link(real(module), cache)
             return self._facts.get(real(module), found)
 
-        links = links_for(path, facts, self.builder.resolver, exporter)
+        frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
+        links = links_for(path, facts, self.builder.resolver, exporter, frameworks)
         if not links:
             return
         cache_key = cache.key(path, data, links) if cache is not None and data is not None else None
@@ -274,7 +275,9 @@ class Linter:
         # a script that trains through project code (`from nn import train; train(cfg)`) is a
         # program too: follow its module-level calls into project modules
         resolve = self.builder.resolver.resolve
-        if not any(c.scope is None and "." in c.target and resolve(path, c.target) for c in facts.calls):
+        if not any(c.scope is None and "." in c.target and (
+                resolve(path, c.target) or self.builder.imported_methods(path, facts, c.target, self.facts_of))
+                for c in facts.calls):
             return False
         program = self.builder.build(path)
         self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again

@@ -9,6 +9,7 @@ Entries are written atomically, which makes concurrent runs and interrupted writ
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -30,8 +31,12 @@ class FactsCache:
         self.hits = 0
         self.misses = 0
 
-    def key(self, path: Path, data: bytes) -> str:
+    def key(self, path: Path, data: bytes, links: Optional[dict[str, str]] = None) -> str:
+        """``links``: what the file's names from project modules are, for facts that depend on
+        those modules too (see links.py)."""
         digest = hashlib.sha256(str(path).encode() + b"\0" + data)
+        if links:
+            digest.update(b"\0" + json.dumps(links, sort_keys=True).encode())
         return digest.hexdigest()
 
     def _file(self, key: str) -> Path:

@@ -54,7 +54,8 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
 class Collector(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "") -> None:
+    def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "",
+                 links: Optional[dict[str, str]] = None) -> None:
         super().__init__()
         self.kb = kb
         self.facts = facts
@@ -62,11 +63,17 @@ class Collector(cst.CSTVisitor):
         self.branches = Branches()
         self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
         self.aliases: dict[str, str] = {}
+        # names of project modules this file imports, as it spells them, and what they really are
+        # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
+        links = links or {}
+        self.links = {name: target for name, target in links.items() if target != LOCAL_FRAMEWORK}
+        self.framework_classes = {name for name, target in links.items() if target == LOCAL_FRAMEWORK}
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
         self.constants: dict[str, Any] = {}
         self.scope: list[str] = []
         self.classes: list[str] = []
+        self.bases: list[list[str]] = []  # the base classes of each class being walked, as written
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
         self.version_guards = 0
@@ -99,10 +106,22 @@ class Collector(cst.CSTVisitor):
                         break
         if target is None:
             return None
-        return f"{target}.{rest}" if rest else target
+        return self.relink(f"{target}.{rest}" if rest else target)
+
+    def relink(self, qual: str) -> str:
+        """``pkg.backend.keras.Model`` -> ``tensorflow.keras.Model`` when the project module
+        ``pkg.backend`` names ``tensorflow.keras`` ``keras``."""
+        if not self.links:
+            return qual
+        parts = qual.split(".")
+        for cut in range(len(parts), 0, -1):
+            target = self.links.get(".".join(parts[:cut]))
+            if target is not None:
+                return ".".join([target, *parts[cut:]])
+        return qual
 
     def is_framework_name(self, qual: str) -> bool:
-        return qual == LOCAL_FRAMEWORK or any(qual == p or qual.startswith(p + ".") for p in self.framework_imports)
+        return qual == LOCAL_FRAMEWORK or any(names.within(qual, p) for p in self.framework_imports)
 
     def type_of(self, node: cst.BaseExpression) -> Optional[str]:
         """What an expression is an instance of, where that is known: the constructor's qualified
@@ -120,6 +139,8 @@ class Collector(cst.CSTVisitor):
             qual = self.qualify(name)
             if not qual:
                 return None
+            if qual in self.framework_classes:
+                return LOCAL_FRAMEWORK  # a project class (keras.Model subclass) of another module
             qual = names.candidates(qual)[0]
             # outside the frameworks only a constructor (a Capitalised class) says what it returns
             return qual if self.is_framework_name(qual) or qual.rsplit(".", 1)[-1][:1].isupper() else None
@@ -232,7 +253,7 @@ class Collector(cst.CSTVisitor):
         self.facts.import_lines.setdefault(module, self.pos(node)[0])
         top = module.split(".")[0]
         for prefix in self.framework_imports:
-            if module == prefix or module.startswith(prefix + "."):
+            if names.within(module, prefix):
                 self.facts.frameworks.add(top)
         for prefix, flavour in KERAS_FLAVOURS.items():
             if module == prefix or module.startswith(prefix + "."):
@@ -263,17 +284,37 @@ class Collector(cst.CSTVisitor):
             base = module or ""
             self._note_module(base, node)
         if isinstance(node.names, cst.ImportStar):
+            self.facts.star_imports.append(base)
             if not level:
                 self.star_modules.append(base)
+            self._star_links(base, node)
             return
         for alias in node.names:
             name = dotted(alias.name) or ""
             local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-            qual = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+            qual = names.member(base, name)
             self.aliases[local] = qual
             self.facts.imports[local] = qual
             if not level:
                 self._note_module(qual, node)
+            self._note_link(qual, node)
+
+    def _star_links(self, base: str, node: cst.CSTNode) -> None:
+        """``from ops import *`` of a project module: its names (``tf``, ``conv``) become this file's."""
+        prefix = names.member(base, "")
+        for key in [*self.links, *self.framework_classes]:
+            name = key[len(prefix):] if key.startswith(prefix) else ""
+            if name and "." not in name:
+                self.aliases[name] = key
+                self._note_link(key, node)
+            elif name == "*":  # the module's own star imports of frameworks
+                self.star_modules.extend(self.links[key].split())
+
+    def _note_link(self, qual: str, node: cst.CSTNode) -> None:
+        """A framework reached through a project module counts as imported here."""
+        target = self.links.get(qual)
+        if target is not None and target != qual and not target.startswith("."):
+            self._note_module(target, node)
 
     # ---- scopes ------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -295,8 +336,11 @@ class Collector(cst.CSTVisitor):
             self.top_function = None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = [self.qualify(dotted(arg.value)) for arg in node.bases]
-        self.local_classes[node.name.value] = any(b and self.is_framework_name(b) for b in bases)
+        written = [dotted(arg.value) for arg in node.bases]
+        bases = [self.qualify(name) for name in written]
+        self.local_classes[node.name.value] = any(b and (self.is_framework_name(b) or b in self.framework_classes)
+                                                  for b in bases) or any(self.local_classes.get(w or "") for w in written)
+        self.bases.append([w for w in written if w])
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
@@ -307,6 +351,7 @@ class Collector(cst.CSTVisitor):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.depth -= 1
         self.classes.pop()
+        self.bases.pop()
 
     def visit_If(self, node: cst.If) -> None:
         if self.depth == 0 and not self.in_main_guard and _is_main_guard(node.test):
@@ -460,6 +505,8 @@ class Collector(cst.CSTVisitor):
         self.branches.note_call(name, qual, node)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
+        for base in self.super_targets(node):  # super().__init__() runs a project base class's code
+            self.facts.calls.append(CallSite(base, line, col, self.current_scope))
         if self.runs_its_arguments(qual, node):
             receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
             for arg in node.args:
@@ -514,6 +561,17 @@ class Collector(cst.CSTVisitor):
             for ref in self.holders[name]:
                 self.facts.calls.append(CallSite(ref, line, col, scope))
         self.drop_dead_branches()
+        self.record_exports()
+
+    def record_exports(self) -> None:
+        """What importing modules take from this one: its aliases and framework classes."""
+        for name in self.aliases:
+            qual = self.qualify(name)
+            if qual and not qual.startswith("."):
+                self.facts.exports[name] = qual
+        for name in self.facts.classes:
+            if self.local_classes.get(name):
+                self.facts.exports[name] = LOCAL_FRAMEWORK
 
     def drop_dead_branches(self) -> None:
         """Forget what sits in branches no call of their function takes (``if is_training:`` in a
@@ -542,6 +600,18 @@ class Collector(cst.CSTVisitor):
         if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
             qual = f"builtins.{name}"
         return self._in_group(DISPLAYS, qual, node)
+
+    def super_targets(self, node: cst.Call) -> list[str]:
+        func = node.func
+        if not (self.bases and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
+                and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"):
+            return []
+        out = []
+        for base in self.bases[-1]:
+            qual = self.qualify(base)
+            if not self.external(qual, base):
+                out.append(f"{qual or base}.{func.attr.value}")
+        return out
 
     def external(self, qual: Optional[str], name: str) -> bool:
         if qual is None:
@@ -641,8 +711,9 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[s
     return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
 
 
-def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
-    """Parse ``source`` once and return its facts (or the parse error, as DET001 material)."""
+def collect(kb: KnowledgeBase, path: str, source: str, links: Optional[dict[str, str]] = None) -> FileFacts:
+    """Parse ``source`` once and return its facts (or the parse error, as DET001 material).
+    ``links`` says what names taken from project modules are (see ``Collector``)."""
     facts = FileFacts(path=path)
     facts.noqa, facts.file_noqa = parse_noqa(source)
     try:
@@ -653,5 +724,5 @@ def collect(kb: KnowledgeBase, path: str, source: str) -> FileFacts:
     except Exception as exc:  # libcst raises a few other types on odd input
         facts.error = f"cannot parse: {exc}"
         return facts
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts, source))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts, source, links))
     return facts

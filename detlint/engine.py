@@ -15,6 +15,7 @@ from .config import Settings, not_training
 from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
+from .links import links_for
 from .names import EXTERNAL_MODULES
 from .notebook import NOT_TEXT, Notebook, NotebookError
 from .outline import Outline, kb_tokens, outline, provider_tokens
@@ -49,7 +50,8 @@ def refused_by_python(text: str, path: Path) -> Optional[FileFacts]:
     return None
 
 
-def collect_text(kb: KnowledgeBase, path: Path, text: str, max_bytes: int = 0) -> FileFacts:
+def collect_text(kb: KnowledgeBase, path: Path, text: str, max_bytes: int = 0,
+                 links: Optional[dict[str, str]] = None) -> FileFacts:
     if max_bytes and len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         return FileFacts(path=str(path), error=too_large(len(text.encode("utf-8", "surrogatepass")), max_bytes))
     refused = refused_by_python(text, path)
@@ -58,13 +60,13 @@ def collect_text(kb: KnowledgeBase, path: Path, text: str, max_bytes: int = 0) -
     from .collect import collect  # libcst is imported only when a file really has to be parsed
 
     try:  # callers run this on a deep stack (run_deep), where libcst's recursion fits
-        return collect(kb, str(path), text)
+        return collect(kb, str(path), text, links)
     except RecursionError:
         return FileFacts(path=str(path), error="too deeply nested to parse")
 
 
-def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None,
-                   max_bytes: int = 0) -> tuple[FileFacts, Optional[Notebook]]:
+def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, max_bytes: int = 0,
+                   links: Optional[dict[str, str]] = None) -> tuple[FileFacts, Optional[Notebook]]:
     """Read and collect one file (what a worker process does). For a notebook the size limit
     applies to its code, its JSON may be larger."""
     notebook_file = path.suffix == ".ipynb"
@@ -79,7 +81,7 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None,
         source = SourceFile(path, text=notebook.source)
     if source.error is not None or source.text is None:
         return FileFacts(path=str(path), error=source.error or "cannot read file"), None
-    return collect_text(kb, path, source.text, max_bytes), notebook
+    return collect_text(kb, path, source.text, max_bytes, links), notebook
 
 
 def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:
@@ -114,6 +116,7 @@ class Linter:
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
         self._import_index: Optional[ImportIndex] = None
+        self._unlinked: dict[Path, Optional[bytes]] = {}  # first-walk facts, their bytes if read
         self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
         self._named: set[Path] = set()  # files asked for (not just reached by following imports)
@@ -220,10 +223,12 @@ class Linter:
     def prefetch(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> None:
         """Collect the facts of many files up front: from the cache, else in ``jobs`` processes."""
         todo: list[tuple[Path, Optional[str], Task]] = []
+        fresh: list[Path] = []
         for path in files:
             key = real(path)
             if key in self._facts:
                 continue
+            fresh.append(key)
             if key in self._overrides:
                 todo.append((key, None, Task(str(key), text=self._overrides[key], max_bytes=self.max_bytes)))
                 continue
@@ -234,20 +239,55 @@ class Linter:
             data, cache_key = None, None
             if cache is not None:
                 data, _ = read_bytes(key, self.max_bytes * NOTEBOOK_SIZE_FACTOR)
+                self._unlinked[key] = data
                 if data is not None:
                     cache_key = cache.key(key, data)
                     if self._from_cache(key, data, cache.get(cache_key, self._fits_kb)):
                         continue
             todo.append((key, cache_key, Task(str(key), data=data, max_bytes=self.max_bytes)))
-        if not todo:
+        if todo:
+            results = self._parse([task for _, _, task in todo], jobs if len(todo) >= 2 * jobs else 1)
+            for (path, cache_key), (facts, notebook) in zip([(p, k) for p, k, _ in todo], results):
+                self._facts[path] = facts
+                if notebook is not None:
+                    self.notebooks[path] = notebook
+                if cache is not None and cache_key is not None:
+                    cache.put(cache_key, facts)
+        for key in fresh:
+            self._unlinked.setdefault(key, None)
+        for key in fresh:
+            self._link(key, cache)
+
+    def _link(self, path: Path, cache: Optional[FactsCache]) -> None:
+        """Walk a file again if it takes names from project modules (a star import, a framework
+        re-exported by a shim, a keras.Model subclass), now knowing what those names are. The
+        modules it takes them from are linked first, so shims of shims resolve too."""
+        if path not in self._unlinked:
             return
-        results = self._parse([task for _, _, task in todo], jobs if len(todo) >= 2 * jobs else 1)
-        for (path, cache_key), (facts, notebook) in zip([(p, k) for p, k, _ in todo], results):
-            self._facts[path] = facts
-            if notebook is not None:
-                self.notebooks[path] = notebook
-            if cache is not None and cache_key is not None:
-                cache.put(cache_key, facts)
+        data = self._unlinked.pop(path)
+        facts = self._facts.get(path)
+        if facts is None or facts.error is not None or not (facts.star_imports or facts.imports):
+            return
+
+        def exporter(module: Path) -> Optional[FileFacts]:
+            found = self.facts_of(module)
+            self._link(real(module), cache)
+            return self._facts.get(real(module), found)
+
+        frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
+        links = links_for(path, facts, self.builder.resolver, exporter, frameworks)
+        if not links:
+            return
+        cache_key = cache.key(path, data, links) if cache is not None and data is not None else None
+        if cache_key is not None and self._from_cache(path, data or b"", cache.get(cache_key, self._fits_kb)):
+            return
+        task = Task(str(path), text=self._overrides.get(path), data=data, max_bytes=self.max_bytes, links=links)
+        ((linked, notebook),) = self._parse([task], 1)
+        self._facts[path] = linked
+        if notebook is not None:
+            self.notebooks[path] = notebook
+        if cache is not None and cache_key is not None:
+            cache.put(cache_key, linked)
 
     def _from_cache(self, path: Path, data: bytes, facts: Optional[FileFacts]) -> bool:
         if facts is None:
@@ -285,7 +325,9 @@ class Linter:
         # a script that trains through project code (`from nn import train; train(cfg)`) is a
         # program too: follow its module-level calls into project modules
         resolve = self.builder.resolver.resolve
-        if not any(c.scope is None and "." in c.target and resolve(path, c.target) for c in facts.calls):
+        if not any(c.scope is None and "." in c.target and (
+                resolve(path, c.target) or self.builder.imported_methods(path, facts, c.target, self.facts_of))
+                for c in facts.calls):
             return False
         program = self.builder.build(path)
         self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 2
+FORMAT = 3
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -25,6 +25,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "calls": [[c.target, c.line, c.col, c.scope] for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
+        "star_imports": facts.star_imports, "exports": facts.exports,
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
@@ -51,6 +52,8 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         imports={_str(k): _str(v) for k, v in _dict(doc.get("imports")).items()},
         import_lines={_str(k): _int(v) for k, v in _dict(doc.get("import_lines")).items()},
         relative_imports=[_relative(row) for row in _list(doc.get("relative_imports"))],
+        star_imports=[_str(v) for v in _list(doc.get("star_imports"))],
+        exports={_str(k): _str(v) for k, v in _dict(doc.get("exports")).items()},
         frameworks={_str(v) for v in _list(doc.get("frameworks"))},
         keras_flavours={_str(v) for v in _list(doc.get("keras_flavours"))},
         main_guard=_opt_int(doc.get("main_guard")),

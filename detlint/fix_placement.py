@@ -101,10 +101,15 @@ def alias_for(body: Sequence[cst.BaseStatement], module: str) -> Optional[str]:
 
 
 def free_alias(body: Sequence[cst.BaseStatement], module: str) -> str:
-    """The conventional alias for ``module`` unless the file binds that name to something else."""
+    """The conventional alias for ``module`` unless the file binds that name to something else
+    (``from pkg.backend import keras``, a project's own Keras: never shadowed)."""
     default = DEFAULT_ALIASES.get(module, module)
-    taken = {mod for stmt in body for name, mod in imported_names(stmt) if name == default}
-    return default if taken <= set(EQUIVALENT_MODULES.get(module, (module,))) else module
+    equivalent = set(EQUIVALENT_MODULES.get(module, (module,)))
+    for name in (default, module, f"{module.replace('.', '_')}_lib"):
+        taken = {mod for stmt in body for bound, mod in imported_names(stmt) if bound == name}
+        if taken <= equivalent:
+            return name
+    return f"{module.replace('.', '_')}_lib"
 
 
 def _import_statement(module: str, alias: str) -> str:

@@ -99,6 +99,10 @@ class FileFacts:
     imports: dict[str, str] = field(default_factory=dict)  # local alias -> qualified name
     import_lines: dict[str, int] = field(default_factory=dict)  # imported module -> first line
     relative_imports: list[tuple[int, str, int]] = field(default_factory=list)  # (level, module, line)
+    star_imports: list[str] = field(default_factory=list)  # `from X import *`, X as written
+    # what importers may take from this module: its names for framework modules and objects
+    # (`tf`, `keras = tf.keras`), and its classes that derive from a framework class
+    exports: dict[str, str] = field(default_factory=dict)
     frameworks: set[str] = field(default_factory=set)
     keras_flavours: set[str] = field(default_factory=set)
     main_guard: Optional[int] = None

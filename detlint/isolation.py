@@ -81,6 +81,7 @@ class Task:
     data: Optional[bytes] = None  # the bytes already read (the cache key was made from them)
     text: Optional[str] = None  # or a text to check in place of the file (stdin)
     max_bytes: int = 0
+    links: Optional[dict[str, str]] = None  # names taken from project modules (see links.py)
 
 
 def _work(kb: Any, task: Task) -> tuple[FileFacts, Any]:
@@ -88,8 +89,8 @@ def _work(kb: Any, task: Task) -> tuple[FileFacts, Any]:
 
     try:
         if task.text is not None:
-            return collect_text(kb, Path(task.path), task.text, task.max_bytes), None
-        return facts_for_file(kb, Path(task.path), task.data, task.max_bytes)
+            return collect_text(kb, Path(task.path), task.text, task.max_bytes, task.links), None
+        return facts_for_file(kb, Path(task.path), task.data, task.max_bytes, task.links)
     except Exception as exc:  # one file's surprise must not stop the others
         return FileFacts(path=task.path, error=f"internal error: {type(exc).__name__}: {exc}"), None
 

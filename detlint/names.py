@@ -50,3 +50,15 @@ def pretty(qualname: str) -> str:
         if qualname.startswith(full):
             return short + qualname[len(full):]
     return qualname
+
+
+def member(module: str, name: str) -> str:
+    """``name`` in ``module`` as an import spells it: ``ops.conv``, ``.ops.conv``, ``..conv``."""
+    return f"{module}{name}" if not module or module.endswith(".") else f"{module}.{name}"
+
+
+def within(name: str, prefix: str) -> bool:
+    """``name`` is ``prefix`` or inside it; ``transformers.TF*`` is any name that starts so."""
+    if prefix.endswith("*"):
+        return name.startswith(prefix[:-1])
+    return name == prefix or name.startswith(prefix + ".")

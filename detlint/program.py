@@ -156,6 +156,21 @@ class ProgramBuilder:
                 found.setdefault(resolved[0], line)
         return sorted(found, key=lambda p: found[p])
 
+    def imported_methods(self, path: Path, facts: FileFacts, call: str,
+                         facts_of: FactsGetter) -> list[tuple[Path, str]]:
+        """``gan.train()`` on an object of a class this file imports from a project module
+        (``from GAN import GAN``; which one is not known, as in ``cls()`` over a list of them)."""
+        receiver, _, method = call.rpartition(".")
+        if not receiver or receiver.split(".")[0] in facts.imports:
+            return []
+        out = []
+        for qual in facts.imports.values():
+            found = self.resolver.resolve(path, qual)
+            other = facts_of(found[0]) if found and found[1] and "." not in found[1] else None
+            if other is not None and not other.error and method in other.classes.get(found[1], ()):
+                out.append((found[0], f"{found[1]}.{method}"))
+        return out
+
     def build(self, entry: Path, local_only: bool = False) -> Program:
         """The program whose entry is ``entry``. ``local_only`` looks at that file alone (enough to
         decide whether it is an entry at all)."""
@@ -204,9 +219,11 @@ class ProgramBuilder:
                 return
             if "." in name:  # self.train(), trainer.fit(): a method of a class in this file
                 method = name.rsplit(".", 1)[1]
-                for cls, methods in facts.classes.items():
-                    if method in methods:
-                        yield path, f"{cls}.{method}"
+                local = [f"{cls}.{method}" for cls, methods in facts.classes.items() if method in methods]
+                for scope in local:
+                    yield path, scope
+                if not local and not local_only:
+                    yield from self.imported_methods(path, facts, name, touch)
 
         outlined: set[Path] = set()
 

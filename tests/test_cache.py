@@ -111,3 +111,17 @@ def test_benchmark_script_runs_on_a_tiny_corpus() -> None:
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert "detlint cold" in proc.stdout and "flake8" in proc.stdout and "one small file" in proc.stdout
+
+
+def test_names_from_a_shim_follow_the_shim_through_the_cache(tmp_path: Path) -> None:
+    """train.py's facts depend on what shim.py exports: a changed shim changes them."""
+    (tmp_path / "shim.py").write_text("import tensorflow as tf\nkeras = tf.keras\n")
+    (tmp_path / "train.py").write_text("from shim import keras\n"
+                                       "model = keras.Sequential([keras.layers.Conv2D(4, 3)])\nmodel.fit(x, y)\n")
+    first, _, _ = run(tmp_path)
+    assert ("train.py", "DET101") in first
+    again, cache, _ = run(tmp_path)
+    assert again == first and cache.misses == 0
+    (tmp_path / "shim.py").write_text("keras = None\n")  # no framework behind the name any more
+    changed, _, _ = run(tmp_path)
+    assert changed == []

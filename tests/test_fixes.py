@@ -311,3 +311,14 @@ def test_json_edits_are_minimal_and_never_overlap(tmp_path: Path, monkeypatch: p
     compile(combined, "t.py", "exec")
     assert "deterministic=True" in combined and "workers=1, use_multiprocessing=False" in combined
     assert "jit_compile=False" in combined and "set_random_seed(42)" in combined
+
+
+def test_seed_fix_never_shadows_keras_taken_from_a_project_shim(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "shim.py").write_text("import tensorflow as tf\nkeras = tf.keras\n")
+    (tmp_path / "train.py").write_text("from shim import keras\n\n"
+                                       "model = keras.Sequential([keras.layers.Dense(2)])\nmodel.fit(x, y)\n")
+    run_cli(["train.py", "--isolated", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)
+    fixed = (tmp_path / "train.py").read_text()
+    assert "import keras as keras_lib\n" in fixed and "keras_lib.utils.set_random_seed(42)" in fixed
+    assert "\nimport keras\n" not in fixed and "model = keras.Sequential" in fixed

@@ -349,7 +349,7 @@ class Linter:
             return False
         if trains is None:
             trains = self.evaluator.trains(program, self.facts_of)
-        return trains or not self.evaluator.inference_only(program, self.facts_of)
+        return trains
 
     def display(self, path: Path) -> str:
         try:
@@ -402,8 +402,10 @@ class Linter:
             diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
-            elif not program_only:
-                diags += self._site_diagnostics(path, facts, display)
+            if not program_only:  # a script other programs import has their sites too (once each)
+                seen = {(d.code, d.line, d.col) for d in diags}
+                diags += [d for d in self._site_diagnostics(path, facts, display, program)
+                          if (d.code, d.line, d.col) not in seen]
             diags += [] if program_only else cell_errors
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
@@ -412,7 +414,8 @@ class Linter:
             return [diag]
         return self._filter(diags, facts, path)
 
-    def _site_diagnostics(self, path: Path, facts: FileFacts, display: str) -> list[Diagnostic]:
+    def _site_diagnostics(self, path: Path, facts: FileFacts, display: str,
+                          own: Optional[Program] = None) -> list[Diagnostic]:
         """Findings at this module's own call sites that depend on the programs reaching it
         (an unseeded shuffle in a program that sets no seed): each site once, naming the first
         program by path and counting the others."""
@@ -421,7 +424,7 @@ class Linter:
         found: dict[tuple[str, int, int], list[Program]] = {}
         first: dict[tuple[str, int, int], Diagnostic] = {}
         for program in self.programs_reaching(path):
-            if not self.program_trains(program):
+            if program is own or program.entry == real(path) or not self.program_trains(program):
                 continue
             name = f"the program {self._relative(program.entry)}"
             for diag in self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,

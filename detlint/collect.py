@@ -70,6 +70,7 @@ class Collector(cst.CSTVisitor):
         self.framework_classes = {name for name, target in links.items() if target == LOCAL_FRAMEWORK}
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
+        self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
         self.constants: dict[str, Any] = {}
         self.scope: list[str] = []
         self.classes: list[str] = []
@@ -407,6 +408,8 @@ class Collector(cst.CSTVisitor):
                     self.aliases[name] = qual
                     return
             if isinstance(value, cst.Call):
+                if dotted(value.func) in self.local_classes:
+                    self.local_instances[name] = dotted(value.func) or ""
                 held = self.held_functions(value)
                 if held:
                     self.holders[name] = held
@@ -649,13 +652,31 @@ class Collector(cst.CSTVisitor):
                         self.env_value(key, value, node, "update")
 
     def visit_For(self, node: cst.For) -> None:
-        # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v
         it = node.iter
+        self.iterates(it)
+        # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v
         if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items":
             mapping = self.value(it.func.value)
             if isinstance(mapping, dict) and _loop_sets_environ(node, self.qualify):
                 for key, value in mapping.items():
                     self.env_value(key, value, node, "assign")
+
+
+    def iterates(self, it: cst.BaseExpression) -> None:
+        """``for batch in trainset:`` over an object of a project class runs its ``__iter__`` and
+        ``__next__`` (a data loader that shuffles or augments there)."""
+        call = isinstance(it, cst.Call)
+        name = dotted(it.func) if isinstance(it, cst.Call) else dotted(it)
+        if not name:
+            return
+        kind = (name if name in self.local_classes else None) if call else self.local_instances.get(name)
+        if kind is None:
+            kind = self.qualify(name) if call else self.instances.get(name)
+            if not kind or kind.startswith("<") or self.external(kind, kind) or self.is_framework_name(kind):
+                return
+        line, col = self.pos(it)[:2]
+        for method in ("__iter__", "__next__"):
+            self.facts.calls.append(CallSite(f"{kind}.{method}", line, col, self.current_scope))
 
 
 def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:

@@ -165,6 +165,8 @@ class ProgramBuilder:
             return []
         out = []
         for qual in facts.imports.values():
+            if not qual.rsplit(".", 1)[-1][:1].isupper():
+                continue  # classes are Capitalised; other names would only cost parses
             found = self.resolver.resolve(path, qual)
             other = facts_of(found[0]) if found and found[1] and "." not in found[1] else None
             if other is not None and not other.error and method in other.classes.get(found[1], ()):

@@ -30,6 +30,7 @@ class Evaluator:
         self.version = settings.tf_version
         # rules that report only the ops that name them (reported-by), not every op of a status
         self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
+        self._pipeline_scopes: dict[int, tuple[FileFacts, set[str]]] = {}  # see in_input_pipeline
 
     # ---- helpers -------------------------------------------------------------------------------
     def fix_text(self, rule: Rule) -> str:
@@ -131,6 +132,8 @@ class Evaluator:
                 matcher = op.matchers[hit.index]
                 if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and trains is False):
                     continue
+                if self.in_input_pipeline(facts, hit):
+                    continue  # a tf.data stage: CPU kernels, no gradient
                 for rule in op_rules:
                     if op.reported_by is not None and rule.code != op.reported_by:
                         continue
@@ -152,15 +155,25 @@ class Evaluator:
             l0, c0, l1, c1 = hit.arg_span
             return any(h.owner == owner and (l0, c0) <= (h.line, h.col) and (h.end_line, h.end_col) <= (l1, c1)
                        for h in facts.hits)
-        scopes, todo = set(), [hit.arg_ref.rsplit(".", 1)[-1]] if hit.arg_ref else []
-        while todo:
-            name = todo.pop()
-            candidates = [s for s in facts.functions if s == name or s.endswith("." + name)]
-            for scope in candidates:
-                if scope not in scopes:
-                    scopes.add(scope)
-                    todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
+        scopes = _scopes_reached(facts, [hit.arg_ref] if hit.arg_ref else [])
         return any(h.owner == owner and h.scope in scopes for h in facts.hits)
+
+    def in_input_pipeline(self, facts: Optional[FileFacts], hit: Hit) -> bool:
+        """Does ``hit`` sit in a function handed to a tf.data stage (``ds.map(load_image)``, a
+        lambda there, or what they call in the same file)? It runs on the CPU, undifferentiated."""
+        if facts is None:
+            return False
+        stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
+        if not stages:
+            return False
+        spot = (hit.line, hit.col)
+        if any(s.arg_span and (s.arg_span[0], s.arg_span[1]) <= spot <= (s.arg_span[2], s.arg_span[3])
+               for s in stages):
+            return True
+        key = id(facts)
+        if key not in self._pipeline_scopes:
+            self._pipeline_scopes[key] = (facts, _scopes_reached(facts, [s.arg_ref for s in stages if s.arg_ref]))
+        return hit.scope in self._pipeline_scopes[key][1]
 
     # ---- program rules -------------------------------------------------------------------------
     def keras_for(self, facts: list[Any], hits: list[Hit]) -> int:
@@ -186,7 +199,9 @@ class Evaluator:
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
         entry_hits = [th for th in program.all_hits if th.path == program.entry and not th.ordered]
-        reachable = program.trace + entry_hits
+        # ops in tf.data stages run on the CPU and are never differentiated: no GPU op evidence
+        reachable = [th for th in program.trace + entry_hits
+                     if not (th.hit.owner.startswith("op:") and self.in_input_pipeline(facts_of(th.path), th.hit))]
 
         def in_group(th: TraceHit, group: str) -> bool:
             if th.hit.owner != f"group:{group}":
@@ -345,6 +360,19 @@ def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, i
         if th.hit.line > after and (rebound is None or th.hit.line < rebound):
             return False
     return True
+
+
+def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:
+    """The functions of this file named by ``refs`` and those they call, transitively."""
+    scopes: set[str] = set()
+    todo = [ref.rsplit(".", 1)[-1] for ref in refs]
+    while todo:
+        name = todo.pop()
+        for scope in [s for s in facts.functions if s == name or s.endswith("." + name)]:
+            if scope not in scopes:
+                scopes.add(scope)
+                todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
+    return scopes
 
 
 def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from .discovery import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
+from .sources import read_bytes
 
 # `import a.b as c, d` / `from .a.b import c, d`, also inside a notebook's JSON strings
 IMPORT_RE = re.compile(r'^\s*"?\s*(?:from\s+(?P<base>[\w.]+)\s+)?import\s+(?P<names>[\w., ()]+)', re.MULTILINE)
@@ -46,8 +47,11 @@ class ImportIndex:
         out = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES and not d.startswith("."))
-            out.extend(Path(os.path.realpath(os.path.join(dirpath, name)))
-                       for name in sorted(filenames) if name.endswith(SOURCE_SUFFIXES))
+            for name in sorted(filenames):
+                real = Path(os.path.realpath(os.path.join(dirpath, name)))
+                # a symlink that leaves the project is not followed, here as anywhere
+                if name.endswith(SOURCE_SUFFIXES) and (real == self.root or self.root in real.parents):
+                    out.append(real)
             if len(out) >= MAX_FILES:
                 break
         return out[:MAX_FILES]
@@ -67,12 +71,10 @@ class ImportIndex:
 
 
 def _import_words(path: Path) -> set[str]:
-    try:
-        if path.stat().st_size > MAX_TEXT:
-            return set()
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data, _ = read_bytes(path, MAX_TEXT)  # regular files only, never blocking (a FIFO is skipped)
+    if data is None:
         return set()
+    text = data.decode("utf-8", errors="replace")
     words: set[str] = set()
     for match in IMPORT_RE.finditer(text):
         words.update(WORD_RE.findall(match.group("base") or ""))

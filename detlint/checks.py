@@ -1,6 +1,7 @@
 """Turns collected facts into diagnostics for the target version: file rules and program rules."""
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 from typing import Any, Optional
@@ -233,6 +234,8 @@ class Evaluator:
             return bool(bound) and all(_untrained(name, end, entry_facts.assigned, training_calls, program.entry)
                                        for name, end in bound)
 
+        # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates
+        feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)]
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
@@ -243,7 +246,7 @@ class Evaluator:
             for check in rule.program:
                 if sites_in is not None and not check.get("each-site"):
                     continue
-                found = self._check_program(rule, check, program, reachable, in_group, trains, keras,
+                found = self._check_program(rule, check, program, feeding, in_group, trains, keras,
                                             display, where, thrown_away)
                 site_path = sites_in or program.entry
                 for first, uses, late_after in found:
@@ -360,6 +363,20 @@ def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, i
         if th.hit.line > after and (rebound is None or th.hit.line < rebound):
             return False
     return True
+
+
+EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluation|dev|holdout)(?:_|\d|$)",
+                             re.IGNORECASE)
+
+
+def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:
+    """Is ``hit`` part of a module-level assignment to a name for test or validation data
+    (``test_dataset``, ``x_val``, ``ds_eval``)? Their order and draws never reach the weights."""
+    if facts is None or hit.scope is not None:
+        return False
+    spot = (hit.line, hit.col)
+    return any((l0, c0) <= spot <= (l1, c1) and EVALUATION_NAME.search(name)
+               for name, l0, c0, l1, c1 in facts.assigned)
 
 
 def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:

@@ -71,6 +71,7 @@ class Collector(cst.CSTVisitor):
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
         self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
+        self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
         self.constants: dict[str, Any] = {}
         self.scope: list[str] = []
         self.classes: list[str] = []
@@ -407,9 +408,13 @@ class Collector(cst.CSTVisitor):
                 if qual:  # layers = tf.keras.layers
                     self.aliases[name] = qual
                     return
+            self.made_by.pop(name, None)
             if isinstance(value, cst.Call):
                 if dotted(value.func) in self.local_classes:
                     self.local_instances[name] = dotted(value.func) or ""
+                callee = dotted(value.func)
+                if callee and not self.external(self.qualify(callee), callee):
+                    self.made_by[name] = self.qualify(callee) or callee
                 held = self.held_functions(value)
                 if held:
                     self.holders[name] = held
@@ -516,7 +521,7 @@ class Collector(cst.CSTVisitor):
                 if isinstance(arg.value, (cst.Name, cst.Attribute)):
                     ref = dotted(arg.value)
                     if ref and ref not in self.holders:
-                        self.facts.calls.append(CallSite(self.qualify(ref) or ref, line, col, self.current_scope))
+                        self.facts.calls.append(CallSite(self.function_ref(ref), line, col, self.current_scope))
             for value in receiver + [arg.value for arg in node.args]:
                 self.run_held(dotted(value), line, col)
             default = self.default_function(qual)
@@ -547,8 +552,13 @@ class Collector(cst.CSTVisitor):
                     fn = argument(node, arg_name, pos)
                     ref = dotted(fn) if fn is not None else None
                     if ref:
-                        out.append(self.qualify(ref) or ref)
+                        out.append(self.function_ref(ref))
         return out
+
+    def function_ref(self, ref: str) -> str:
+        """What runs when the function named ``ref`` runs: ``model_fn = model_fn_builder(cfg)``
+        hands over a closure defined in model_fn_builder, whose scope holds its code."""
+        return self.made_by.get(ref) or self.qualify(ref) or ref
 
     def run_held(self, name: Optional[str], line: int, col: int) -> None:
         """A runner runs an object that keeps functions: they run here."""

@@ -398,7 +398,8 @@ class Linter:
             program = (built or self.builder.build(path)) if entry else None
             # an inference-only program is not asked about backprop; a library module may be trained
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
-            training = not self.not_training(path) and (program is None or self.program_trains(program, trains))
+            training = not self.not_training(path) and (
+                self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
             diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
@@ -444,22 +445,48 @@ class Linter:
             out.extend(d for d in again if (d.code, d.line, d.col) == key)
         return out
 
-    def programs_reaching(self, module: Path) -> list[Program]:
-        """The programs of the project that run ``module`` (their entries in path order)."""
-        module = real(module)
+    def library_trained(self, path: Path, facts: FileFacts) -> bool:
+        """May a library module's code run in training? Not when the project's programs that
+        import it are all tests, benchmarks, converters or programs that never train (a model's
+        ``generate_step`` reached only by a conversion script). A module no program imports is
+        the project's API, which its users may train with: it is judged as training code."""
+        if not any(h.owner.startswith(("rule:", "op:")) for h in facts.hits):
+            return True  # no file finding to judge: no need to look for programs
+        module, reached = real(path), False
+        for entry in self.entries_importing(module):
+            if self.not_training(entry):
+                reached = True  # a test or a converter: it imports the module, it does not train
+                continue
+            program = self._program_for(entry)
+            if module in program.modules:
+                if self.program_trains(program):
+                    return True
+                reached = True
+        return not reached
+
+    def entries_importing(self, module: Path) -> list[Path]:
+        """Program entries of the project that may import ``module`` (by the text of their
+        imports, up to the depth a program follows them), in path order."""
         if self._import_index is None:
             self._import_index = ImportIndex(real(self.settings.project_root))
         out = []
-        for path in sorted(self._import_index.importers(module, MAX_IMPORT_DEPTH)):
+        for path in sorted(self._import_index.importers(real(module), MAX_IMPORT_DEPTH)):
             facts = self.facts_of(path)
-            if facts is None or facts.error is not None or not self.is_entry(path, facts):
-                continue
-            program = self._entry_programs.get(path) or self._programs.get(path)
-            if program is None:
-                program = self._programs[path] = self.builder.build(path)
-            if module in program.modules:
-                out.append(program)
+            if facts is not None and facts.error is None and self.is_entry(path, facts):
+                out.append(path)
         return out
+
+    def _program_for(self, entry: Path) -> Program:
+        program = self._entry_programs.get(entry) or self._programs.get(entry)
+        if program is None:
+            program = self._programs[entry] = self.builder.build(entry)
+        return program
+
+    def programs_reaching(self, module: Path) -> list[Program]:
+        """The programs of the project that run ``module`` (their entries in path order)."""
+        module = real(module)
+        programs = (self._program_for(entry) for entry in self.entries_importing(module))
+        return [program for program in programs if module in program.modules]
 
     def _cell_errors(self, notebook: Notebook, display: str) -> list[Diagnostic]:
         """DET001 for each cell that does not parse; the other cells are still checked."""

@@ -94,11 +94,13 @@ class Notebook:
         """One cell as Python: magics replaced, a common indent removed (IPython accepts it);
         a cell that still does not parse is blanked and reported on its own (DET001)."""
         lines = self._python_lines(text)
-        indents = [len(line) - len(line.lstrip()) for line in lines if line.strip() and not self._magic_re.search(line)]
-        common = min(indents, default=0)
-        if common:
-            lines = [line[common:] if line[:common].isspace() else line.lstrip() for line in lines]
-            self.dedent[index] = common
+        # IPython's leading_indent: the first line's indentation is removed from every line that
+        # starts with it (a pasted block, or a cell indented by mistake, still runs)
+        first = next((line for line in lines if line.strip() and not self._magic_re.search(line)), "")
+        prefix = first[: len(first) - len(first.lstrip())]
+        if prefix:
+            lines = [line[len(prefix):] if line.startswith(prefix) else line for line in lines]
+            self.dedent[index] = len(prefix)
         try:
             quiet_compile("\n".join(lines) + "\n", f"<cell {index + 1}>")
         except SyntaxError as exc:
@@ -144,6 +146,9 @@ class Notebook:
                 self.generated[n] = generated
                 out.append(generated)
             elif stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#")):
+                out.append(self._magic(indent, line))
+                in_magic = line.rstrip().endswith("\\")
+            elif _automagic(stripped):  # ls ./data, cd models, pip install x: IPython runs them
                 out.append(self._magic(indent, line))
                 in_magic = line.rstrip().endswith("\\")
             elif re.match(r"^\s*[\w.]+\s*=\s*[!%]", line):  # files = !ls
@@ -233,6 +238,26 @@ def _unique_tag(raw: str) -> str:
 
 
 _STRINGS = re.compile(r"""("[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')""")
+
+
+# IPython's automagics and default shell aliases: written without % or !, they still run
+AUTOMAGICS = frozenset({"ls", "cd", "pwd", "pip", "conda", "cat", "cp", "mv", "rm", "mkdir", "rmdir", "ll",
+                        "less", "more", "man", "clear", "env", "load_ext", "matplotlib", "timeit", "time",
+                        "history", "who", "whos", "reset", "run"})
+
+
+def _automagic(stripped: str) -> bool:
+    """A line IPython runs as a magic or alias although Python cannot parse it (``ls ./data``)."""
+    word = stripped.split(None, 1)[0] if stripped else ""
+    if word not in AUTOMAGICS or _bracket_balance(stripped) != 0 or stripped.rstrip().endswith((":", "\\", ",")):
+        return False  # the start of a longer Python statement (`ls = [`) is not a magic
+    try:
+        compile(stripped, "<line>", "exec", dont_inherit=True)
+    except SyntaxError:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
 
 
 def _bracket_balance(line: str) -> int:

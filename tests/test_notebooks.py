@@ -180,7 +180,7 @@ def test_ipython_syntax_that_used_to_lose_the_notebook(tmp_path: Path) -> None:
         "!wget --no-check-certificate \\\n    https://example.com/x.csv \\\n    -O /tmp/x.csv\nimport tensorflow as tf",
         " x = 1\n y = tf.random.normal([2])",
         "print('%d%% done' \\\n      % 5)\nvals = (1\n% 2)",
-        "ls ./data/train/",
+        "def broken(:\n    pass",
         "model = tf.keras.Sequential([tf.keras.layers.Conv2D(2, 3)])\nmodel.fit(a, b)",
     ])
     diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
@@ -231,3 +231,16 @@ def test_one_line_notebooks_keep_their_layout(tmp_path: Path, layout: dict) -> N
     data["cells"][0]["source"].remove("os.environ['TF_USE_CUDNN_AUTOTUNE'] = '0'\n")
     data["cells"][0]["source"].remove("import os\n")  # the fix left it unused
     assert path.read_text(encoding="utf-8") == json.dumps(data, **layout)
+
+
+def test_automagics_and_a_cell_indented_from_its_first_line_are_python_to_ipython(tmp_path: Path) -> None:
+    """`ls ./data` runs in IPython without `!`; a cell whose first line is indented has that
+    indentation removed from every line (IPython's leading_indent). Neither is a DET001."""
+    cells = ["import tensorflow as tf", "ls ./data/train/\ncd models", "  x = tf.zeros([2])\n  y = x + 1\nz = 3",
+             "ls = [\n    1,\n]\nprint(ls)", "tf.keras.Sequential([tf.keras.layers.Dense(1)]).fit(x, y)"]
+    nb = write_notebook(tmp_path / "magic.ipynb", cells)
+    diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
+    assert not [d for d in diags if d.code == "DET001"], [d.message for d in diags]
+    assert {d.code for d in diags} == {"DET101"}
+    broken = write_notebook(tmp_path / "broken.ipynb", ["import tensorflow as tf", "ls = [1,"])
+    assert [d.code for d in make_linter("2.21", root=tmp_path).run([broken]).diagnostics] == ["DET001"]

@@ -10,16 +10,25 @@ from conftest import FIXTURES, expectations, make_linter
 PROJECT = FIXTURES / "purpose" / "project"
 
 
-def lint_copy(tmp_path: Path, **overrides: object) -> tuple[Path, list[tuple[str, int, str]]]:
+def lint_copy(tmp_path: Path, project: Path = PROJECT,
+              **overrides: object) -> tuple[Path, list[tuple[str, int, str]]]:
     """The project copied out of detlint's own tests/ folder (itself a default pattern) and linted."""
     base = tmp_path / "project"
-    shutil.copytree(PROJECT, base)
+    shutil.copytree(project, base)
     files = sorted(base.rglob("*.py"))
     linter = make_linter("2.21", root=base, **overrides)
     assert linter.settings.project_root == base.resolve()
     diags = linter.run(files).diagnostics
     return base, sorted((Path(d.path).resolve().relative_to(base.resolve()).as_posix(), d.line, d.code)
                         for d in diags)
+
+
+def test_library_code_only_converters_import_is_not_training(tmp_path: Path) -> None:
+    """pkg/generation.py is reached only by tools/convert_weights.py: its XLA is not reported;
+    pkg/layers.py is reached by train.py and pkg/api.py by no program: both are."""
+    base, found = lint_copy(tmp_path, FIXTURES / "purpose" / "library", **{"not-training": None})
+    assert found == expectations(sorted(base.rglob("*.py")), base)
+    assert ("pkg/layers.py", 5, "DET301") in found
 
 
 def test_default_patterns_silence_training_rules_in_tests_benchmarks_and_tools(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import string
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
@@ -32,6 +32,9 @@ class Evaluator:
         # rules that report only the ops that name them (reported-by), not every op of a status
         self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
         self._pipeline_scopes: dict[int, tuple[FileFacts, set[str]]] = {}  # see in_input_pipeline
+        # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
+        # by the linter, which knows the project root
+        self.not_training_path: Callable[[Path], bool] = lambda path: False
 
     # ---- helpers -------------------------------------------------------------------------------
     def fix_text(self, rule: Rule) -> str:
@@ -234,8 +237,10 @@ class Evaluator:
             return bool(bound) and all(_untrained(name, end, entry_facts.assigned, training_calls, program.entry)
                                        for name, end in bound)
 
-        # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates
-        feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)]
+        # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates,
+        # ... and so is what a plotting or visualisation module of the project draws
+        feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)
+                   and (th.path == program.entry or not self.not_training_path(th.path))]
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():

@@ -111,6 +111,7 @@ class Linter:
         self.standalone = standalone
         self.kb = kb or kb_module.load()
         self.evaluator = Evaluator(self.kb, settings)
+        self.evaluator.not_training_path = self.not_training
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build

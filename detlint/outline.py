@@ -14,7 +14,7 @@ import builtins
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
     from .kb import KnowledgeBase
@@ -32,8 +32,8 @@ _BUILTINS = frozenset(dir(builtins))
 _SETS_ENV = re.compile(r"environ\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault|pop|clear)\b)|putenv|unsetenv")
 _STORE = re.compile(r"^(?P<target>[^=(\n]*?)(?<![=!<>])=(?!=)", re.MULTILINE)
 _IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]+)"
-    r"|import[ \t]+(?P<modules>[^\n#;]+))", re.MULTILINE)
+    r"[ \t]*(?:from[ \t]+(?P<base>\.*[\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]+)"
+    r"|import[ \t]+(?P<modules>[^\n#;]+))")
 _NAME = re.compile(r"([\w.]+|\*)(?:\s+as\s+(\w+))?")
 
 
@@ -57,7 +57,7 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
     imports: list[tuple[str, int]] = []
     imported: dict[str, str] = {}  # local name -> what it names
     line, counted = 1, 0
-    for match in _IMPORT.finditer(text):
+    for match in import_statements(text, _IMPORT):
         line += text.count("\n", counted, match.start())
         counted = match.start()
         if match.group("modules") is not None:
@@ -83,6 +83,22 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
     active = scan.active()
     return Outline(tuple(imports), active, frozenset(words & tokens),
                    () if active else tuple(sorted(scan.called_imports)))
+
+
+def import_statements(text: str, pattern: "re.Pattern[str]") -> Iterator["re.Match[str]"]:
+    """``pattern`` matched at the start of each line that mentions ``import``. Far faster than a
+    multi-line regular expression over the whole text, which tries every line of a large file."""
+    start = 0
+    while True:
+        found = text.find("import", start)
+        if found < 0:
+            return
+        line_start = text.rfind("\n", 0, found) + 1
+        line_end = text.find("\n", found)
+        match = pattern.match(text, line_start)
+        if match:
+            yield match
+        start = max(match.end() if match else 0, len(text) if line_end < 0 else line_end + 1)
 
 
 class _Scan:

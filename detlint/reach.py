@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Optional
 
 from .discovery import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
+from .outline import import_statements
 from .sources import read_bytes
 
 # `import a.b as c, d` / `from .a.b import c, d`, also inside a notebook's JSON strings
-IMPORT_RE = re.compile(r'^\s*"?\s*(?:from\s+(?P<base>[\w.]+)\s+)?import\s+(?P<names>[\w., ()]+)', re.MULTILINE)
+IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?import[ \t]+(?P<names>[\w., ()]+)')
 WORD_RE = re.compile(r"\w+")
 MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
 MAX_FILES = 20000  # a project root that is really a home folder is not read whole
@@ -76,7 +77,7 @@ def _import_words(path: Path) -> set[str]:
         return set()
     text = data.decode("utf-8", errors="replace")
     words: set[str] = set()
-    for match in IMPORT_RE.finditer(text):
+    for match in import_statements(text, IMPORT_RE):
         words.update(WORD_RE.findall(match.group("base") or ""))
         words.update(WORD_RE.findall(match.group("names")))
     return words

@@ -108,6 +108,10 @@ class ModuleResolver:
             # script's folder is on sys.path, so `import core.common` in core/yolo.py finds
             # core/common.py when the script beside core/ runs
             bases = [str(here.parent), *map(str, self.roots), *self._ancestors(here.parent)]
+            # a project that is itself a package imports itself by name (`from albert import
+            # modeling` in albert/run.py): its folder's parent is where that name is found
+            bases += [str(root.parent) for root in self.roots
+                      if parts and parts[0] == root.name and "__init__.py" in self._listing(str(root))]
         for base in bases:
             for cut in range(len(parts), 0, -1):
                 found = self._file_for(base, parts[:cut])

@@ -144,3 +144,21 @@ def test_a_deep_module_calling_a_project_function_at_import_is_parsed(tmp_path: 
     write(tmp_path, files)
     linter = make_linter("2.21", root=tmp_path)
     assert linter.run([tmp_path / "train.py"]).diagnostics == []
+
+
+def test_a_project_that_is_a_package_imports_itself_by_name(tmp_path: Path) -> None:
+    """`from mypkg import model` in mypkg/train.py, with mypkg/ the project root (a repository
+    that is the package itself): the module is the project's own."""
+    root = tmp_path / "mypkg"
+    write(root, {
+        "pyproject.toml": "",
+        "__init__.py": "",
+        "model.py": "import tensorflow as tf\n\n\ndef build():\n    return tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+        "train.py": "import numpy as np\nfrom mypkg import model\n\nnet = model.build()\nnet.compile('sgd', 'mse')\n"
+                    "net.fit(np.zeros((2, 2)), np.zeros((2, 1)))\n",
+    })
+    diags = make_linter("2.21", root=root).run([root / "train.py"]).diagnostics
+    assert [(d.line, d.code) for d in diags] == [(4, "DET101")]
+    assert "(in model.py:5)" in diags[0].message
+    (root / "__init__.py").unlink()  # not a package: `mypkg` is some installed package, not followed
+    assert make_linter("2.21", root=root).run([root / "train.py"]).diagnostics == []

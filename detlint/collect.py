@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from . import names, stand_ins
+from . import names, ordering, stand_ins
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
 from .names import EXTERNAL_MODULES
@@ -71,6 +71,10 @@ class Collector(cst.CSTVisitor):
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
         self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
+        self.origins: dict[str, str] = {}  # name -> what made its value (``df`` -> ``pandas.read_csv``)
+        # the blocks being walked, innermost last, and whether each is a def's or class's body
+        self.suites: list[ordering.Suite] = []
+        self.def_bodies: set[int] = set()
         self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
         self.constants: dict[str, Any] = {}
         self.scope: list[str] = []
@@ -319,7 +323,23 @@ class Collector(cst.CSTVisitor):
             self._note_module(target, node)
 
     # ---- scopes ------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.suites.append((node.body, True))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.suites.append((node.body, id(node) in self.def_bodies))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.suites.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.suites.append((node.body, id(node) in self.def_bodies))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self.suites.pop()
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.def_bodies.add(id(node.body))
         if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
@@ -338,6 +358,7 @@ class Collector(cst.CSTVisitor):
             self.top_function = None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.def_bodies.add(id(node.body))
         written = [dotted(arg.value) for arg in node.bases]
         bases = [self.qualify(name) for name in written]
         self.local_classes[node.name.value] = any(b and (self.is_framework_name(b) or b in self.framework_classes)
@@ -403,6 +424,12 @@ class Collector(cst.CSTVisitor):
             return
         if isinstance(target, cst.Name):
             name = target.value
+            origin = self.origin_of(value) if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation,
+                                                                  cst.Name, cst.Attribute)) else None
+            if origin:
+                self.origins[name] = origin
+            else:
+                self.origins.pop(name, None)
             if isinstance(value, (cst.Name, cst.Attribute)):
                 qual = self.qualify(dotted(value))
                 if qual:  # layers = tf.keras.layers
@@ -471,6 +498,8 @@ class Collector(cst.CSTVisitor):
                     detail = found
                 if matcher.value is not None and value is not MISSING and not check(matcher.value, value):
                     continue
+                if call is not None and matcher.order_free and not self.order_read(call, matcher):
+                    continue
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
                 at = self.pointed(call, matcher, False) if call is not None else None
                 self.hit(owner, i, shown, node, detail, at)
@@ -478,6 +507,68 @@ class Collector(cst.CSTVisitor):
             if entries:  # the most specific spelling the knowledge base knows decides
                 break
         return matched
+
+    def match_methods(self, node: cst.Call, func: cst.Attribute, name: Optional[str], receiver_is_module: bool) -> None:
+        """``x.shuffle(...)``: method matchers apply to framework objects and objects of unknown
+        type; those with ``receiver-from`` only to objects those modules made."""
+        method = func.attr.value
+        origin: Optional[str] = None
+        for owner, i in self.kb.index["method"].get(method, ()):
+            matcher = self.kb.matcher(owner, i)
+            if matcher.receiver_from:
+                origin = origin or self.origin_of(func.value) or "?"
+                if not any(names.within(origin, module) for module in matcher.receiver_from):
+                    continue
+            elif receiver_is_module:
+                continue
+            detail = ""
+            if matcher.kwargs:
+                found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
+                                     self.argument_note if owner.startswith("rule:") else None)
+                if found is None:
+                    continue
+                detail = found
+            if matcher.order_free and not self.order_read(node, matcher):
+                continue
+            self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
+
+    def origin_of(self, node: cst.BaseExpression) -> Optional[str]:
+        """What made an expression's value, where that is known: ``pandas.read_csv`` for ``df``
+        after ``df = pd.read_csv(...)``, and for ``df.dropna()``, ``df["a"]``, ``df.a``;
+        ``pathlib.Path`` for ``Path(d) / "x"``. Methods, attributes, subscripts and operators are
+        taken to give an object of the same library."""
+        while True:
+            name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+            if name:
+                known = self.origins.get(name) or self.qualify(name)
+                if known:
+                    return known
+            if isinstance(node, cst.Attribute):
+                node = node.value
+            elif isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.BinaryOperation):
+                node = node.left
+            else:
+                return None
+
+    def order_read(self, call: cst.Call, matcher: Any) -> bool:
+        """Is the order of ``call``'s result read (not only sorted, counted, tested or shown)?"""
+        if self.display_calls:
+            return False
+
+        def loses_order(outer: cst.Call) -> bool:
+            written = dotted(outer.func)
+            qual = self.qualify(written)
+            if qual is None and written in BUILTIN_NAMES and written not in self.facts.functions:
+                qual = f"builtins.{written}"
+            if qual and any(c in matcher.order_free for c in names.candidates(qual)):
+                return True
+            return self.is_display(qual, written, outer)
+
+        return ordering.order_matters(call, self.suites, self.pos, loses_order)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func)
@@ -495,18 +586,7 @@ class Collector(cst.CSTVisitor):
             kind = self.type_of(node.func.value)
             if kind is not None and not self.is_framework_name(kind):
                 receiver_is_module = True  # clf.fit(...) on a scikit-learn object, Pool().map(...)
-            if not receiver_is_module:
-                method = node.func.attr.value
-                for owner, i in self.kb.index["method"].get(method, ()):
-                    matcher = self.kb.matcher(owner, i)
-                    detail = ""
-                    if matcher.kwargs:
-                        found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
-                                             self.argument_note if owner.startswith("rule:") else None)
-                        if found is None:
-                            continue
-                        detail = found
-                    self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
+            self.match_methods(node, node.func, name, receiver_is_module)
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]

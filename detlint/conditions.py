@@ -121,13 +121,29 @@ def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]])
     return found
 
 
-def check(cond: Condition, value: Any, refs: Optional[set[str]] = None) -> bool:
-    """Does an argument value (``MISSING`` when absent) satisfy ``cond``?
+def item_count(node: cst.BaseExpression, value_of: Callable[[cst.BaseExpression], Any]) -> Optional[int]:
+    """How many items a list or tuple written in place holds: ``[a, b]`` 2, ``[op] * 4`` 4
+    (the factor may be a known constant); None when that cannot be known statically."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return None if any(isinstance(e, cst.StarredElement) for e in node.elements) else len(node.elements)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        for sequence, factor in ((node.left, node.right), (node.right, node.left)):
+            count, times = item_count(sequence, value_of), value_of(factor)
+            if count is not None and isinstance(times, int) and not isinstance(times, bool):
+                return count * times
+    return None
+
+
+def check(cond: Condition, value: Any, refs: Optional[set[str]] = None, items: Optional[int] = None) -> bool:
+    """Does an argument value (``MISSING`` when absent) satisfy ``cond``? ``items``: how many
+    items the argument holds, where known (for ``min-items``).
 
     Conditions describe the case to report, so a value that cannot be known statically never
     satisfies one (detlint only reports what it can show).
     """
     spec = cond.spec
+    if "min-items" in spec and (items is None or items < spec["min-items"]):
+        return False
     if "uses-any" in spec:
         return bool(refs) and any(r == n or r.startswith(n + ".") for r in refs or () for n in spec["uses-any"])
     if "not-from" in spec and isinstance(value, Ref) and any(
@@ -216,7 +232,8 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
             return None  # **kwargs may carry it
         value = MISSING if node is None else value_of(node)
         refs = referenced_names(node, resolve) if node is not None and resolve and "uses-any" in cond.spec else None
-        holds = check(cond, value, refs)
+        items = item_count(node, value_of) if node is not None and "min-items" in cond.spec else None
+        holds = check(cond, value, refs, items)
         note = note_of(node, cond, value, holds) if note_of is not None and node is not None else None
         if not holds and note is None:
             return None

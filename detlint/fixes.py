@@ -1,7 +1,7 @@
 """Applies the knowledge base's fixes to source text with libcst, leaving the rest byte-identical.
 
 Fix actions are generic (``insert``, ``remove-statement``, ``set-args``, ``remove-args``,
-``replace-call``, call rewrites); which one a finding gets, with what code, comes from its rule's
+``replace-call``, ``wrap-call``, call rewrites); which one a finding gets, with what code, comes from its rule's
 YAML entry for the target TensorFlow version. Nothing here knows about particular rules.
 """
 from __future__ import annotations
@@ -34,6 +34,7 @@ class FixPlan:
     add_parens: set[Position] = field(default_factory=set)
     edit_values: dict[Position, dict[str, str]] = field(default_factory=dict)
     rewrites: dict[Span, str] = field(default_factory=dict)
+    wrap_calls: dict[Span, str] = field(default_factory=dict)  # span -> template such as "sorted({call})"
     inserts: list[tuple[str, list[str], dict[str, str]]] = field(default_factory=list)  # where, code, imports
     seed_at: Optional[Position] = None  # the program's own seeding call: seeding code goes right after it
 
@@ -72,6 +73,8 @@ def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: 
             plan.remove_args[span] = list(spec["args"])
         elif action == "replace-call":
             plan.replace_calls[span] = (str(spec["with"]), dict(spec.get("imports", {})))
+        elif action == "wrap-call":
+            plan.wrap_calls[span] = str(spec["template"])
         elif action == "add-call-parens":
             plan.add_parens.add(pos)
         elif action == "edit-value":
@@ -201,6 +204,11 @@ class _Apply(cst.CSTTransformer):
             if rewritten is not None:
                 self.done.add(pos)
                 return rewritten
+        if pos in self.plan.wrap_calls:
+            self.done.add(pos)
+            inner = updated.with_changes(lpar=[], rpar=[])
+            wrapped = cst.parse_expression(self.plan.wrap_calls[pos].replace("{call}", self.module.code_for_node(inner)))
+            return wrapped.with_changes(lpar=updated.lpar, rpar=updated.rpar)
         return updated
 
 

@@ -18,15 +18,15 @@ from .versions import Version, VersionRange
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
 MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
-                  "contains", "not-contains", "pos", "default", "uses-any", "not-from"}
+                  "contains", "not-contains", "pos", "default", "uses-any", "not-from", "min-items"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
-                                     "runs-by-default", "defines-option"}
+                                     "runs-by-default", "defines-option", "order-free", "receiver-from"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
-               "edit-value")
+               "edit-value", "wrap-call")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
@@ -81,6 +81,12 @@ class Matcher:
     runs_by_default: Optional[str] = None
     # where a command-line option's name and default are (see group command-line-options)
     defines_option: Optional[dict[str, Any]] = None
+    # calls whose result keeps nothing of the order of what they are given (sorted, len, set):
+    # a match whose result only reaches them (or membership tests, or an in-place sort) is none
+    order_free: tuple[str, ...] = ()
+    # a method matched only on objects made by these modules (``pandas``: ``df.sample()`` where
+    # ``df = pd.read_csv(...)``), directly, through variables, attributes or method chains
+    receiver_from: tuple[str, ...] = ()
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -266,7 +272,17 @@ class _Reader:
             holds=self.holds(spec.get("holds"), f"{where}.holds"),
             runs_by_default=spec.get("runs-by-default"),
             defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
+            order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
+            receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
         )
+
+    def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        self.expect(kind == "method", where, "receiver-from applies to method matchers only")
+        self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
+                    where, "expected a non-empty list of module names")
+        return tuple(value)
 
     def option_spec(self, value: Any, where: str) -> Optional[dict[str, Any]]:
         if value is None:
@@ -309,6 +325,9 @@ class _Reader:
             self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
         if action in ("remove-args",):
             self.expect(isinstance(value.get("args"), list), f"{where}.args", "expected a list of names")
+        if action == "wrap-call":
+            self.expect("{call}" in str(value.get("template", "")), f"{where}.template",
+                        "wrap-call needs a template with {call}, e.g. sorted({call})")
 
     def matchers(self, value: Any, where: str) -> list[Matcher]:
         self.expect(isinstance(value, list), where, "expected a list of matchers")

@@ -92,3 +92,32 @@ def test_readme_lists_every_rule() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for rule in KB.rules.values():
         assert f"| {rule.code} | {rule.name} |" in readme, f"README rule table lacks {rule.code}"
+
+
+def _group_calls(group: str) -> set[str]:
+    return {name for matcher in KB.groups[group].matchers if matcher.kind == "call" for name in matcher.names}
+
+
+def test_every_numpy_global_draw_is_a_numpy_consumer() -> None:
+    """Each module-level function of numpy.random that draws from the global RandomState."""
+    import numpy as np
+
+    bookkeeping = {"seed", "get_state", "set_state", "get_bit_generator", "set_bit_generator"}
+    drawing = {name for name in dir(np.random.RandomState) if not name.startswith("_") and name not in bookkeeping
+               and callable(getattr(np.random, name, None))}
+    assert {"lognormal", "multivariate_normal", "bytes", "zipf"} <= drawing  # the listing is what it seems
+    missing = {f"numpy.random.{name}" for name in drawing} - _group_calls("numpy-random-consumers")
+    assert not missing, sorted(missing)
+
+
+def test_every_python_random_draw_is_a_python_consumer() -> None:
+    """Each module-level function of random that draws from the global generator (binomialvariate,
+    Python >= 3.12, is left out: the knowledge base's names must exist on every Python it runs on)."""
+    import random
+
+    bookkeeping = {"seed", "getstate", "setstate", "binomialvariate"}
+    drawing = {name for name in dir(random.Random) if not name.startswith("_") and name not in bookkeeping
+               and callable(getattr(random, name, None))}
+    assert {"gauss", "weibullvariate", "randbytes"} <= drawing
+    missing = {f"random.{name}" for name in drawing} - _group_calls("python-random-consumers")
+    assert not missing, sorted(missing)

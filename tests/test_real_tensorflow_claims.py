@@ -20,7 +20,8 @@ from detlint.versions import Version
 
 tf = pytest.importorskip("tensorflow")
 TF_VERSION = Version.parse(tf.__version__)
-NOT_INSTALLED_HERE = ("sklearn", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras", "fire", "typer", "matplotlib")
+NOT_INSTALLED_HERE = ("sklearn", "keras_tuner", "kerastuner", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras",
+                      "fire", "typer", "matplotlib")
 
 
 def run_tf(code: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -1,12 +1,13 @@
 """Claims of the knowledge base that can be observed on a CPU, shown with the real tensorflow-cpu.
 
 Each check runs in a fresh subprocess (determinism switches are process-wide and read once).
-These tests are the evidence that DET101, DET102, DET106, DET205 and DET401 link to.
+These tests are the evidence that DET101, DET102, DET106, DET205, DET401 and DET407 link to.
 """
 from __future__ import annotations
 
 import importlib
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -130,6 +131,25 @@ def test_fractional_avg_pool_default_seed_escapes_op_determinism() -> None:
     assert "DISTINCT 1" not in default.stdout, default.stdout
     seeded = run_tf(code.format(seed=", seed=7"))
     assert "DISTINCT 1" in seeded.stdout, seeded.stdout
+
+
+def test_gfile_listings_keep_file_system_order_and_matching_files_sorts(tmp_path) -> None:
+    names = [f"f{i:03d}.txt" for i in range(64)]
+    random.Random(0).shuffle(names)
+    for name in names:  # created out of order, so the directory does not hold them sorted
+        (tmp_path / name).write_text("")
+    if os.listdir(tmp_path) == sorted(names):
+        pytest.skip("this file system lists directories in sorted order")
+    proc = run_tf(f"""
+        import tensorflow as tf
+        d = {str(tmp_path)!r}
+        print("LISTDIR", tf.io.gfile.listdir(d) == sorted(tf.io.gfile.listdir(d)))
+        print("GLOB", tf.io.gfile.glob(d + "/*.txt") == sorted(tf.io.gfile.glob(d + "/*.txt")))
+        found = [f.decode() for f in tf.io.matching_files(d + "/*.txt").numpy()]
+        print("MATCHING", found == sorted(found) and len(found) == 64)
+    """)
+    assert "LISTDIR False" in proc.stdout and "GLOB False" in proc.stdout, proc.stdout
+    assert "MATCHING True" in proc.stdout, proc.stdout
 
 
 KERAS_INIT = """

@@ -1,7 +1,7 @@
 """Claims of the knowledge base that can be observed on a CPU, shown with the real tensorflow-cpu.
 
 Each check runs in a fresh subprocess (determinism switches are process-wide and read once).
-These tests are the evidence that DET101, DET102, DET106, DET205, DET401 and DET407 link to.
+These tests are the evidence that DET101, DET102, DET106, DET205, DET401, DET407 and DET408 link to.
 """
 from __future__ import annotations
 
@@ -150,6 +150,40 @@ def test_gfile_listings_keep_file_system_order_and_matching_files_sorts(tmp_path
     """)
     assert "LISTDIR False" in proc.stdout and "GLOB False" in proc.stdout, proc.stdout
     assert "MATCHING True" in proc.stdout, proc.stdout
+
+
+def test_queue_batch_with_several_threads_reorders() -> None:
+    proc = run_tf("""
+        import random, time
+        import tensorflow as tf
+        tf.compat.v1.disable_eager_execution()
+
+        def jitter(i):
+            time.sleep(random.random() * 0.002)
+            return i
+
+        def order(threads):
+            with tf.Graph().as_default():
+                producer = tf.compat.v1.train.range_input_producer(64, shuffle=False, num_epochs=1)
+                i = tf.compat.v1.py_func(jitter, [producer.dequeue()], tf.int32)
+                i.set_shape(())
+                batch = tf.compat.v1.train.batch([i], 64, num_threads=threads)
+                with tf.compat.v1.Session() as sess:
+                    sess.run(tf.compat.v1.local_variables_initializer())
+                    coord = tf.compat.v1.train.Coordinator()
+                    runners = tf.compat.v1.train.start_queue_runners(sess, coord)
+                    out = sess.run(batch).tolist()
+                    coord.request_stop()
+                    coord.join(runners)
+            return ",".join(map(str, out))
+
+        print("ONE", order(1))
+        print("FOUR", order(4))
+    """)
+    runs = {line.split()[0]: [int(x) for x in line.split()[1].split(",")] for line in proc.stdout.splitlines()
+            if line.startswith(("ONE", "FOUR"))}
+    assert runs["ONE"] == list(range(64))
+    assert sorted(runs["FOUR"]) == list(range(64)) and runs["FOUR"] != list(range(64))
 
 
 KERAS_INIT = """

@@ -17,7 +17,7 @@ from . import names, stand_ins
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
 from .names import EXTERNAL_MODULES
-from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
+from .ftypes import LOCAL_FRAMEWORK, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
 from .kb import Condition, KnowledgeBase
 
@@ -29,7 +29,6 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
 
 Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
-LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence

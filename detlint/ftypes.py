@@ -36,6 +36,8 @@ class Unknown:
 
 
 UNKNOWN = Unknown()
+# what a module exports as a project class deriving from a framework class (keras.Model)
+LOCAL_FRAMEWORK = "<local framework class>"
 
 
 @dataclass(frozen=True)

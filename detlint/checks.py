@@ -45,6 +45,11 @@ class Evaluator:
         fix = rule.fix_for(self.version)
         return render(str(fix.data.get("note", "")), version=self.version) if fix else ""
 
+    @staticmethod
+    def version_dependent(rule: Rule) -> bool:
+        """Does what the rule says depend on the TensorFlow version (its fixes or its ops)?"""
+        return bool(rule.ops_status) or len({fix.versions.text for fix in rule.fixes}) > 1
+
     def _applies(self, matcher: Matcher, keras_major: int) -> bool:
         return matcher.applies(self.version, keras_major)
 
@@ -67,6 +72,8 @@ class Evaluator:
         fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
         span = hit.span
+        if self.settings.tf_version_assumed and self.version_dependent(rule):
+            message += f" ({self.settings.tf_version_assumed}; pin tensorflow to be sure)"
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
             line=span[0] if at_hit else line, col=span[1] if at_hit else (col or 0),

@@ -194,3 +194,36 @@ def test_every_api_name_exists_in_the_installed_tensorflow() -> None:
             missing.append(f"{owner}: {name}")
     assert not missing, f"names the knowledge base claims exist in TF {TF_VERSION}:\n" + "\n".join(missing)
     assert checked > 150
+
+
+@pytest.mark.parametrize("name", ["Session", "InteractiveSession", "placeholder", "get_variable", "variable_scope",
+                                  "global_variables_initializer", "set_random_seed", "to_float", "random_normal",
+                                  "logging", "train.AdamOptimizer", "train.Saver", "layers.dense", "contrib"])
+def test_tf1_era_names_do_not_exist_in_tensorflow_2(name: str) -> None:
+    """The era evidence of rules/versions.yaml: code using these names cannot run on TF 2 (unless
+    it imports tensorflow.compat.v1 as tf, which the evidence excludes)."""
+    if TF_VERSION < Version(2, 0):
+        pytest.skip("a TensorFlow 2 claim")
+    eras = {era.id: era for era in kb_module.load().eras}
+    era = eras["tf-contrib" if name == "contrib" else "tf1-graph-api"]
+    assert any(p.search(f"tf.{name}(") for p in era.patterns)
+    assert era.tensorflow.contains(Version(1, 15)) and not era.tensorflow.contains(TF_VERSION)
+    holder = tf
+    for part in name.split("."):
+        if not hasattr(holder, part):
+            break
+        holder = getattr(holder, part)
+    else:
+        pytest.fail(f"tf.{name} exists in TensorFlow {tf.__version__}")
+    if name not in ("contrib", "layers.dense"):  # the TF 1 spelling, still there for compat.v1 code
+        compat = tf.compat.v1
+        for part in name.split("."):
+            compat = getattr(compat, part)
+
+
+def test_keras2_era_names_do_not_exist_in_keras_3() -> None:
+    keras = importlib.import_module("keras")
+    if int(keras.__version__.split(".")[0]) < 3:
+        pytest.skip("a Keras 3 claim")
+    assert not hasattr(keras.Model, "fit_generator") and not hasattr(keras.layers, "merge")
+    assert hasattr(keras, "ops") and hasattr(keras.utils, "set_random_seed")

@@ -426,8 +426,10 @@ class Collector(cst.CSTVisitor):
                 self.instances.pop(name, None)
             if self.depth == 0:
                 known = self.value(value)
-                if isinstance(known, (str, dict, int, float)):
-                    self.constants[name] = known
+                if isinstance(known, (str, dict, int, float)) or known is None:
+                    self.constants[name] = known  # SEED = None: a seed that re-randomises (DET106)
+                else:
+                    self.constants.pop(name, None)  # rebound to something not known: no longer a constant
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._assigned(element.value, cst.Name("_unknown_"), stmt)

@@ -227,3 +227,24 @@ def test_keras2_era_names_do_not_exist_in_keras_3() -> None:
         pytest.skip("a Keras 3 claim")
     assert not hasattr(keras.Model, "fit_generator") and not hasattr(keras.layers, "merge")
     assert hasattr(keras, "ops") and hasattr(keras.utils, "set_random_seed")
+
+
+def test_set_seed_none_clears_the_global_seed() -> None:
+    """DET106: tf.random.set_seed(None) after a real seed leaves the ops unseeded (two runs differ),
+    while the real seed alone repeats."""
+    code = """
+        import sys
+        import tensorflow as tf
+        tf.random.set_seed(1)
+        if sys.argv[1:] == ["clear"]:
+            tf.random.set_seed(None)
+        print(float(tf.random.uniform([])))
+    """
+    def draw(*args: str) -> str:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
+                              env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout.strip()
+
+    assert draw() == draw()
+    assert draw("clear") != draw("clear")

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
 from .kb import KnowledgeBase, Matcher, Rule
-from .names import pretty
+from .names import EXTERNAL_MODULES, pretty
 from .program import Program, TraceHit
 
 
@@ -246,8 +246,11 @@ class Evaluator:
 
         # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates,
         # ... and so is what a plotting or visualisation module of the project draws
+        # ... and what runs after the last training call (sampling, plotting a prediction)
+        after = _after_training(program, [th for th in program.trace if in_group(th, "training")], facts_of)
         feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)
-                   and (th.path == program.entry or not self.not_training_path(th.path))]
+                   and (th.path == program.entry or not self.not_training_path(th.path))
+                   and id(th) not in after]
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
@@ -402,6 +405,44 @@ def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:
                 scopes.add(scope)
                 todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
     return scopes
+
+
+def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -> set[int]:
+    """The trace entries (by id) that run only after the program's last training call: they
+    cannot change the trained model (sampling from it, plotting a prediction). Not so for one
+    the trace also reaches before that call (a helper called twice), one that call runs (an
+    Estimator's model_fn), or one in a loop that may train again (it holds a training call or
+    a call into project code: the next epoch)."""
+    if not training:
+        return set()
+    last = max(i for i, th in enumerate(program.trace) if any(th is t for t in training))
+    before = {id(th.hit) for th in program.trace[:last + 1]}
+    trained: dict[Path, set[int]] = {program.entry: {t.anchor_line for t in training}}
+    for t in training:
+        trained.setdefault(t.path, set()).add(t.hit.line)
+
+    def in_training_loop(path: Path, line: int) -> bool:
+        facts = facts_of(path)
+        if facts is None:
+            return True
+        return any(start <= line <= end and (any(start <= t <= end for t in trained.get(path, ()))
+                                             or any(start <= c.line <= end and _project_call(facts, c.target)
+                                                    for c in facts.calls))
+                   for start, end in facts.loops)
+
+    sites = {(t.path, t.hit.line) for t in training}
+    return {id(th) for th in program.trace[last + 1:]
+            if id(th.hit) not in before and not sites.intersection(th.via) and (th.path, th.hit.line) not in sites
+            and not in_training_loop(th.path, th.hit.line) and not in_training_loop(program.entry, th.anchor_line)}
+
+
+def _project_call(facts: FileFacts, target: str) -> bool:
+    """Is ``target`` a function of the file or one imported from the project (it may train)?"""
+    head = target.split(".")[0]
+    if head in facts.functions or head in facts.classes or head in ("self", "super"):
+        return True
+    qual = facts.imports.get(head)
+    return qual is not None and (qual.startswith(".") or qual.split(".")[0] not in EXTERNAL_MODULES | facts.frameworks)
 
 
 def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:

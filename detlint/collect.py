@@ -662,7 +662,11 @@ class Collector(cst.CSTVisitor):
                     for key, value in mapping.items():
                         self.env_value(key, value, node, "update")
 
+    def visit_While(self, node: cst.While) -> None:
+        self.facts.loops.append(self.pos(node)[::2])
+
     def visit_For(self, node: cst.For) -> None:
+        self.facts.loops.append(self.pos(node)[::2])
         it = node.iter
         self.iterates(it)
         # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v

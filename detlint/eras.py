@@ -8,7 +8,9 @@ text scan of the project's files collects that evidence. Nothing is parsed or ru
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,9 +51,10 @@ def project_files(root: Path) -> Iterator[Path]:
 
 
 def _text(path: Path) -> str:
+    limit = MAX_BYTES * (16 if path.suffix == ".ipynb" else 1)  # outputs make notebooks large
     try:
         with open(path, "rb") as handle:
-            return handle.read(MAX_BYTES).decode("utf-8", errors="replace")
+            return handle.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
@@ -67,16 +70,46 @@ def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     return found
 
 
+_PRINTS_TF_VERSION = re.compile(r"\b(?:tf|tensorflow)\.(?:__version__|version\.VERSION)\b")
+_OTHER_VERSION = re.compile(r"\b(?!tf\b|tensorflow\b)\w+\.__version__")
+_VERSION_TEXT = re.compile(r"^\s*['\"]?v?(\d+\.\d+)\.\d+")
+
+
+def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
+    """A notebook's saved output of ``print(tf.__version__)``: the version it last ran with."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell.get("source") or []) if isinstance(cell.get("source"), list) else str(cell.get("source"))
+        if not _PRINTS_TF_VERSION.search(source) or _OTHER_VERSION.search(source):
+            continue
+        for output in cell.get("outputs") or []:
+            data = output.get("text") or (output.get("data") or {}).get("text/plain") if isinstance(output, dict) else None
+            lines = data if isinstance(data, list) else [str(data or "")]
+            found = _VERSION_TEXT.match(lines[0]) if lines else None
+            if found:
+                return Version.parse(found.group(1)), f"tf.__version__ printed as {found.group(0).strip()}"
+    return None
+
+
 def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
     """The versions the code's evidence allows: all files agreeing if they can, else the range
     the most files agree on (a repository with a TF1 folder and a TF2 folder)."""
     if not eras:
         return None
     known = known_versions()
-    found_in: list[tuple[tuple[Version, ...], list[tuple[Era, str]]]] = []
+    found_in: list[tuple[tuple[Version, ...], list[tuple[Optional[Era], str]]]] = []
     for path in files:
-        found = file_evidence(_text(path), eras)
+        text = _text(path)
+        found = file_evidence(text, eras)
         allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found))
+        printed = printed_tf_version(text) if path.suffix == ".ipynb" else None
+        if printed is not None and printed[0] in allowed:  # the version it ran with, if known
+            allowed, found = (printed[0],), [*found, (None, printed[1])]
         if found and allowed:  # evidence, and none that contradicts itself
             found_in.append((allowed, found))
     if not found_in:

@@ -198,3 +198,21 @@ def test_code_that_cannot_run_on_the_installed_version_is_checked_for_its_own_er
     assert str(settings.tf_version) == "1.15" and "assumed from tf.placeholder" in settings.tf_version_source
     write(tmp_path / "proj", {"train.py": TF2_TRAINING})
     assert str(settings_of(tmp_path / "proj").tf_version) == "2.12"
+
+
+def notebook(*cells: tuple[str, list[str]]) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": [source],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]} for source, text in cells]})
+
+
+def test_a_notebook_that_printed_its_tensorflow_version_says_it(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "lesson.ipynb": notebook(
+        ("import tensorflow as tf\nprint(tf.__version__)", ["2.3.0\n"]),
+        ("model.fit(x, y)", ["Epoch 1/1\n"]))})
+    settings = settings_of(tmp_path)
+    assert str(settings.tf_version) == "2.3"
+    assert settings.tf_version_source.startswith("TensorFlow 2.3 assumed from tf.__version__ printed as 2.3.0")
+    # a cell that prints several versions says nothing about which is TensorFlow's
+    write(tmp_path, {"lesson.ipynb": notebook(("print(np.__version__, tf.__version__)", ["1.19.2 2.3.0\n"]))})
+    assert str(settings_of(tmp_path).tf_version) != "2.3"

@@ -59,13 +59,33 @@ def _text(path: Path) -> str:
         return ""
 
 
+_FAST: dict[str, "re.Pattern[str]"] = {}
+
+
+def _search(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
+    """``pattern.search``, but a leading ``\b`` is checked by hand: without it the regular
+    expression engine skips ahead to its literal start (ten times faster over a large project)."""
+    if not pattern.pattern.startswith(r"\b"):
+        return pattern.search(text)
+    fast = _FAST.get(pattern.pattern)
+    if fast is None:
+        fast = _FAST[pattern.pattern] = re.compile(pattern.pattern[2:], pattern.flags)
+    start = 0
+    while True:
+        match = fast.search(text, start)
+        if match is None or match.start() == 0 or not (text[match.start() - 1].isalnum()
+                                                       or text[match.start() - 1] == "_"):
+            return match
+        start = match.start() + 1
+
+
 def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     """The eras whose patterns ``text`` matches (and no ``unless`` cancels), each with the first
     text it matched, as the settings name it: ``tf.placeholder``."""
     found = []
     for era in eras:
-        match = next((m for m in (p.search(text) for p in era.patterns) if m), None)
-        if match and not any(p.search(text) for p in era.unless):
+        match = next((m for m in (_search(p, text) for p in era.patterns) if m), None)
+        if match and not any(_search(p, text) for p in era.unless):
             found.append((era, match.group(0).rstrip("(").lstrip(".")))
     return found
 

@@ -108,12 +108,17 @@ class Evaluator:
         return False
 
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
-                         training: bool = True) -> list[Diagnostic]:
+                         training: bool = True, program: Optional[Program] = None) -> list[Diagnostic]:
         """``training=False``: the file is no training code (a test, a benchmark, an inference-only
-        program), so the rules about training runs stay silent."""
+        program), so the rules about training runs stay silent. ``program``: the program the file
+        is the entry of; what it turns on anywhere (a determinism switch) counts for
+        ``unless-present``."""
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
-        present = {h.owner for h in facts.hits}
+        hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
+        # what is switched on: group matches that apply to the target version
+        present = {h.owner for h in hits
+                   if not h.owner.startswith("group:") or self.kb.matcher(h.owner, h.index).applies(self.version, keras)}
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
         for hit in facts.hits:

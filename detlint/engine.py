@@ -410,7 +410,7 @@ class Linter:
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             training = not self.not_training(path) and (
                 self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
-            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training)
+            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training, program)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)

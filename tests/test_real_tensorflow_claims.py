@@ -248,3 +248,20 @@ def test_set_seed_none_clears_the_global_seed() -> None:
 
     assert draw() == draw()
     assert draw("clear") != draw("clear")
+
+
+def test_op_determinism_makes_a_parallel_stateful_random_map_repeat() -> None:
+    """DET404's exception: under enable_op_determinism tf.data runs a map with stateful random
+    ops serially, so a seeded run draws the same numbers for the same elements every time."""
+    if TF_VERSION < Version(2, 8):
+        pytest.skip("enable_op_determinism arrived in TF 2.8")
+    code = """
+        import tensorflow as tf
+        tf.keras.utils.set_random_seed(3)
+        tf.config.experimental.enable_op_determinism()
+        ds = tf.data.Dataset.range(400).map(
+            lambda x: tf.random.uniform([]) + tf.cast(x, tf.float32) * 0.0, num_parallel_calls=8)
+        print(",".join(f"{float(v):.6f}" for v in ds))
+    """
+    first, second = run_tf(code).stdout, run_tf(code).stdout
+    assert first == second and len(first.split(",")) == 400

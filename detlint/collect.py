@@ -32,8 +32,9 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
+WRAPPERS = "group:function-wrappers"
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, "group:function-holders", "group:command-line-options"})
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, "group:function-holders", "group:command-line-options"})
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -62,6 +63,7 @@ class Collector(cst.CSTVisitor):
         self.source = source
         self.branches = Branches()
         self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
+        self.nested_defs: dict[str, tuple[int, int, int, int]] = {}  # functions defined in top_function
         self.aliases: dict[str, str] = {}
         # names of project modules this file imports, as it spells them, and what they really are
         # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
@@ -227,15 +229,23 @@ class Collector(cst.CSTVisitor):
         arg_ref, arg_span = None, None
         matcher = self.kb.matcher(owner, index)
         if matcher.function_arg and isinstance(node, cst.Call):
-            fn = argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos"))
+            fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
             if isinstance(fn, cst.Lambda):
                 arg_span = self.pos(fn)
             elif fn is not None:
                 arg_ref = dotted(fn)
+                arg_span = self.nested_defs.get(arg_ref or "")
+                arg_ref = None if arg_span else arg_ref
             if arg_ref is None and arg_span is None:
                 return
         self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                    arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+
+    def unwrapped(self, fn: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        """``functools.partial(parse, size=8)`` runs ``parse``: the function a wrapper is given."""
+        while isinstance(fn, cst.Call) and fn.args and self._in_group(WRAPPERS, self.qualify(dotted(fn.func)), fn):
+            fn = fn.args[0].value
+        return fn
 
     def pointed(self, call: cst.Call, matcher: Any, method: bool) -> Optional[tuple[int, int, int, int]]:
         """Where a call's finding points: the argument that made the match, else (for a method)
@@ -324,11 +334,14 @@ class Collector(cst.CSTVisitor):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
             self.top_function = node
+            self.nested_defs = {}
             self.facts.functions.setdefault(name, self.pos(node)[0])
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
         else:
             self.scope.append(self.scope[-1] if self.scope else node.name.value)
+            if self.top_function is not None:  # def parse(...) inside a function: passed on by name
+                self.nested_defs[node.name.value] = self.pos(node)
         self.depth += 1
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:

@@ -20,6 +20,7 @@ from detlint.versions import Version
 
 tf = pytest.importorskip("tensorflow")
 TF_VERSION = Version.parse(tf.__version__)
+KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras", "fire", "typer", "matplotlib")
 
 
@@ -147,12 +148,32 @@ def kernel(seed: str) -> str:
     return next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("KERNEL"))
 
 
-@pytest.mark.skipif(int(importlib.import_module("keras").__version__.split(".")[0]) < 3, reason="Keras 3 claim")
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
 def test_keras3_needs_keras_set_random_seed() -> None:
     tf_only = {kernel("tf.random.set_seed(1)") for _ in range(2)}
     assert len(tf_only) == 2, "tf.random.set_seed alone made Keras 3 init reproducible"
     keras_seed = {kernel("keras.utils.set_random_seed(1)") for _ in range(2)}
     assert len(keras_seed) == 1
+
+
+def test_tf_data_stage_functions_are_not_differentiated() -> None:
+    """What a function given to Dataset.map computes is outside the gradient tape: a variable used
+    there gets no gradient, so no backprop kernel of its ops ever runs."""
+    proc = run_tf("""
+        import tensorflow as tf
+        scale = tf.Variable(2.0)
+        ds = tf.data.Dataset.from_tensors(tf.ones([1, 4, 4, 1])).map(
+            lambda image: tf.image.resize(image * scale, [8, 8], method="nearest"))
+        with tf.GradientTape(persistent=True) as tape:
+            batch = next(iter(ds))
+            direct = tf.image.resize(tf.ones([1, 4, 4, 1]) * scale, [8, 8], method="nearest")
+            loss = tf.reduce_sum(batch)
+            direct_loss = tf.reduce_sum(direct)
+        print("MAPPED", tape.gradient(loss, scale))
+        print("DIRECT", float(tape.gradient(direct_loss, scale)))
+    """)
+    assert "MAPPED None" in proc.stdout
+    assert "DIRECT 64.0" in proc.stdout, proc.stdout
 
 
 # ---- every API name the knowledge base claims exists on the installed version resolves ----------

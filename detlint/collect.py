@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from . import names, stand_ins
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
+from .layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from .names import EXTERNAL_MODULES
 from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
@@ -33,8 +34,12 @@ LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
+# what a constructor makes, for LayerFlow: the first of these groups its name is in decides
+LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
+               ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, "group:function-holders", "group:command-line-options"})
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, "group:function-holders", "group:command-line-options",
+                          *(group for group, _ in LAYER_KINDS)})
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -92,6 +97,8 @@ class Collector(cst.CSTVisitor):
         self.named_holders: set[int] = set()  # holder calls assigned to a name
         # command-line option -> (default, how it is written, how to pass a value: "--x={value}")
         self.options: dict[str, tuple[Any, str, str]] = {}
+        self.flow = LayerFlow(self.layer_kind, self.flow_keys,
+                              lambda method: any(o == "group:layer-stacks" for o, _ in kb.index["method"].get(method, ())))
 
     # ---- names -------------------------------------------------------------------------------
     def qualify(self, name: Optional[str]) -> Optional[str]:
@@ -343,6 +350,9 @@ class Collector(cst.CSTVisitor):
             if self.top_function is not None:  # def parse(...) inside a function: passed on by name
                 self.nested_defs[node.name.value] = self.pos(node)
         self.depth += 1
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.depth -= 1
@@ -446,6 +456,49 @@ class Collector(cst.CSTVisitor):
             for element in target.elements:
                 self._assigned(element.value, cst.Name("_unknown_"), stmt)
 
+    # ---- layers and the tensors between them (see layerflow) -------------------------------------
+    def layer_kind(self, call: cst.Call) -> str:
+        name = dotted(call.func)
+        if name in self.local_classes:
+            return TRAINABLE if self.local_classes[name] else ""  # a project Layer/Model subclass
+        qual = self.qualify(name)
+        if not qual:
+            return ""
+        if qual in self.framework_classes:
+            return TRAINABLE
+        found = {owner for c in names.candidates(qual) for owner, _ in self.kb.index["call"].get(c, ())}
+        return next((kind for group, kind in LAYER_KINDS if group in found), "")
+
+    def flow_keys(self, name: str) -> list[str]:
+        """Where a name lives: ``self.x`` in its class, others in the function, then the module."""
+        if name.startswith("self.") and self.classes:
+            return [f"{self.classes[-1]}:{name}"]
+        return [f"{self.scope[0]}:{name}", f":{name}"] if self.scope else [f":{name}"]
+
+    def note_input_stage(self, call: cst.Call, first: int) -> None:
+        """The backprop op matches an input-stage layer's constructor just made (from index ``first``)
+        count only once the layer is seen downstream of weights."""
+        made = {i for i in range(first, len(self.facts.hits)) if self.facts.hits[i].owner.startswith("op:")
+                and self.kb.ops[self.facts.hits[i].owner[3:]].phase == "backprop"}
+        if made and self.layer_kind(call) == INPUT_STAGE:
+            self.flow.note_hits(call, made)
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        if self.facts.frameworks:
+            self.flow.assign([t.target for t in original_node.targets], original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if self.facts.frameworks and original_node.value is not None:
+            self.flow.assign([original_node.target], original_node.value)
+
+    def leave_Expr(self, original_node: cst.Expr) -> None:
+        if self.facts.frameworks:
+            self.flow.expression(original_node.value)
+
+    def leave_Return(self, original_node: cst.Return) -> None:
+        if self.facts.frameworks and original_node.value is not None:
+            self.flow.expression(original_node.value)
+
     def env_set(self, key: Any, value_node: Optional[cst.BaseExpression], stmt: cst.CSTNode, how: str) -> None:
         if not isinstance(key, str):
             return
@@ -499,7 +552,9 @@ class Collector(cst.CSTVisitor):
         if qual and not (name in self.instances and name not in self.aliases):
             if qual in ENV_CALLS or qual == "os.environ.update":
                 self.env_call(qual, node)
+            first = len(self.facts.hits)
             self.match_names("call", qual, node, call=node, written=name)
+            self.note_input_stage(node, first)
             self.define_option(qual, node)
         if isinstance(node.func, cst.Attribute):
             receiver = dotted(node.func.value)
@@ -586,6 +641,9 @@ class Collector(cst.CSTVisitor):
         for name, (line, col, scope) in self.unrun_holders.items():
             for ref in self.holders[name]:
                 self.facts.calls.append(CallSite(ref, line, col, scope))
+        unreached = self.flow.unconfirmed()
+        if unreached:
+            self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
         self.drop_dead_branches()
         self.record_exports()
 

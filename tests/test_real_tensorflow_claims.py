@@ -156,6 +156,55 @@ def test_keras3_needs_keras_set_random_seed() -> None:
     assert len(keras_seed) == 1
 
 
+# prints, per named model, the op types of interest in the graph of one Keras training step
+TRAIN_STEP_OPS = """
+    import keras
+    import tensorflow as tf
+    {setup}
+    WATCHED = {{"SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "ResizeNearestNeighbor",
+                "ResizeNearestNeighborGrad", "ResizeBilinear", "ResizeBilinearGrad"}}
+
+    def step_ops(name, model, loss, x, y):
+        model.compile(optimizer="sgd", loss=loss)
+        model.optimizer.build(model.trainable_variables)
+        graph = tf.function(model.train_step).get_concrete_function((x, y)).graph
+        print("OPS", name, ",".join(sorted({{op.type for op in graph.get_operations()}} & WATCHED)))
+
+    L = keras.layers
+    features, classes = tf.TensorSpec([None, 4]), tf.TensorSpec([None], tf.int64)
+    onehot = tf.TensorSpec([None, 3])
+    def mlp(activation=None):
+        return keras.Sequential([keras.Input((4,)), L.Dense(8), L.Dense(3, activation=activation)])
+    {models}
+"""
+
+
+def train_step_ops(models: str, setup: str = "") -> dict[str, set[str]]:
+    code = textwrap.dedent(TRAIN_STEP_OPS).format(setup=setup, models=textwrap.dedent(models))
+    proc = run_tf(code)
+    rows = [line.split(" ", 2)[1:] for line in proc.stdout.splitlines() if line.startswith("OPS ")]
+    return {row[0]: set(filter(None, row[1].split(","))) if len(row) > 1 else set() for row in rows}
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
+def test_resize_backprop_runs_only_downstream_of_weights() -> None:
+    """Resizing at the model's input gets no gradient; after a layer with weights its nearest
+    kernel's backprop is built. Keras 3 Resizing(interpolation="nearest") is ResizeNearestNeighbor."""
+    ops = train_step_ops("""
+        image, target = tf.TensorSpec([None, 8, 8, 3]), tf.TensorSpec([None, 2])
+        def net(*stack):
+            return keras.Sequential([keras.Input((8, 8, 3)), *stack, L.GlobalAveragePooling2D()])
+        step_ops("nearest-at-input", net(L.RandomFlip(seed=1), L.Resizing(16, 16, interpolation="nearest"),
+                                         L.Conv2D(2, 3)), "mse", image, target)
+        step_ops("bilinear-at-input", net(L.Resizing(16, 16), L.Conv2D(2, 3)), "mse", image, target)
+        step_ops("nearest-after-conv", net(L.Conv2D(2, 3), L.Resizing(16, 16, "nearest")), "mse", image, target)
+        step_ops("bilinear-after-dense", net(L.Dense(2), L.Resizing(16, 16)), "mse", image, target)
+    """)
+    assert ops == {"nearest-at-input": {"ResizeNearestNeighbor"}, "bilinear-at-input": {"ResizeBilinear"},
+                   "nearest-after-conv": {"ResizeNearestNeighbor", "ResizeNearestNeighborGrad"},
+                   "bilinear-after-dense": {"ResizeBilinear", "ResizeBilinearGrad"}}
+
+
 def test_tf_data_stage_functions_are_not_differentiated() -> None:
     """What a function given to Dataset.map computes is outside the gradient tape: a variable used
     there gets no gradient, so no backprop kernel of its ops ever runs."""

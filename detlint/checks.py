@@ -326,7 +326,8 @@ class Evaluator:
             late = where_of(late_after.path, late_after.hit.span[0])
         message_late = check.get("message-late") or rule.message_late
         template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
-        label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
+        label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
+            else pretty(first.hit.api)
         use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),

@@ -186,6 +186,33 @@ def train_step_ops(models: str, setup: str = "") -> dict[str, set[str]]:
     return {row[0]: set(filter(None, row[1].split(","))) if len(row) > 1 else set() for row in rows}
 
 
+LOSS_MODELS = """
+step_ops("sparse-string", mlp(), "sparse_categorical_crossentropy", features, classes)
+step_ops("sparse-string-softmax", mlp("softmax"), "sparse_categorical_crossentropy", features, classes)
+step_ops("sparse-function", mlp(), keras.losses.sparse_categorical_crossentropy, features, classes)
+step_ops("sparse-class", mlp(), keras.losses.SparseCategoricalCrossentropy(), features, classes)
+step_ops("categorical-string-softmax", mlp("softmax"), "categorical_crossentropy", features, onehot)
+step_ops("categorical-softmax-layer", keras.Sequential([keras.Input((4,)), L.Dense(3), L.Softmax()]),
+         "categorical_crossentropy", features, onehot)
+step_ops("categorical-logits", mlp(), keras.losses.CategoricalCrossentropy(from_logits=True), features, onehot)
+step_ops("categorical-string-linear", mlp(), "categorical_crossentropy", features, onehot)
+"""
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
+def test_keras3_crossentropy_losses_use_the_fused_softmax_ops() -> None:
+    """TF-SPARSE-SOFTMAX-XENT / TF-SOFTMAX-XENT: Keras 3 on TensorFlow always calls the fused sparse
+    op, and the dense one for logits and softmax outputs; under op determinism neither is built."""
+    ops = train_step_ops(LOSS_MODELS)
+    sparse, dense = {"SparseSoftmaxCrossEntropyWithLogits"}, {"SoftmaxCrossEntropyWithLogits"}
+    assert {name: ops[name] for name in ops if name.startswith("sparse")} == dict.fromkeys(
+        ["sparse-string", "sparse-string-softmax", "sparse-function", "sparse-class"], sparse)
+    assert ops["categorical-string-softmax"] == ops["categorical-softmax-layer"] == ops["categorical-logits"] == dense
+    assert ops["categorical-string-linear"] == set()
+    deterministic = train_step_ops(LOSS_MODELS, setup="tf.config.experimental.enable_op_determinism()")
+    assert len(deterministic) == 8 and all(found == set() for found in deterministic.values())
+
+
 @pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
 def test_resize_backprop_runs_only_downstream_of_weights() -> None:
     """Resizing at the model's input gets no gradient; after a layer with weights its nearest

@@ -12,6 +12,8 @@ from .kb import KnowledgeBase, Matcher, Rule
 from .names import EXTERNAL_MODULES, pretty
 from .program import Program, TraceHit
 
+Span = tuple[int, int, int, int]  # (line, col, end_line, end_col)
+
 
 class _Blank(dict):
     def __missing__(self, key: str) -> str:
@@ -31,7 +33,9 @@ class Evaluator:
         self.version = settings.tf_version
         # rules that report only the ops that name them (reported-by), not every op of a status
         self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
-        self._pipeline_scopes: dict[int, tuple[FileFacts, set[str]]] = {}  # see in_input_pipeline
+        # see in_input_pipeline: per file (kept alive here, so its id stays its own), the spans and
+        # scopes of the functions its tf.data stages run
+        self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
@@ -164,32 +168,23 @@ class Evaluator:
         return out
 
     def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
-        """Does the function passed to ``hit``'s call (a lambda, or a function of this file and the
-        functions it calls) contain a match of ``group``?"""
+        """Does the function passed to ``hit``'s call (a lambda, a function of this file, and the
+        functions they call) contain a match of ``group``?"""
         owner = f"group:{group}"
-        if hit.arg_span is not None:
-            l0, c0, l1, c1 = hit.arg_span
-            return any(h.owner == owner and (l0, c0) <= (h.line, h.col) and (h.end_line, h.end_col) <= (l1, c1)
-                       for h in facts.hits)
-        scopes = _scopes_reached(facts, [hit.arg_ref] if hit.arg_ref else [])
-        return any(h.owner == owner and h.scope in scopes for h in facts.hits)
+        spans, scopes = _functions_run(facts, [hit])
+        return any(h.owner == owner and _runs_in(h, spans, scopes) for h in facts.hits)
 
     def in_input_pipeline(self, facts: Optional[FileFacts], hit: Hit) -> bool:
         """Does ``hit`` sit in a function handed to a tf.data stage (``ds.map(load_image)``, a
         lambda there, or what they call in the same file)? It runs on the CPU, undifferentiated."""
         if facts is None:
             return False
-        stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
-        if not stages:
-            return False
-        spot = (hit.line, hit.col)
-        if any(s.arg_span and (s.arg_span[0], s.arg_span[1]) <= spot <= (s.arg_span[2], s.arg_span[3])
-               for s in stages):
-            return True
         key = id(facts)
         if key not in self._pipeline_scopes:
-            self._pipeline_scopes[key] = (facts, _scopes_reached(facts, [s.arg_ref for s in stages if s.arg_ref]))
-        return hit.scope in self._pipeline_scopes[key][1]
+            stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
+            self._pipeline_scopes[key] = (facts, *_functions_run(facts, stages))
+        _, spans, scopes = self._pipeline_scopes[key]
+        return _runs_in(hit, spans, scopes)
 
     # ---- program rules -------------------------------------------------------------------------
     def keras_for(self, facts: list[Any], hits: list[Hit]) -> int:
@@ -346,7 +341,8 @@ class Evaluator:
             late = where_of(late_after.path, late_after.hit.span[0])
         message_late = check.get("message-late") or rule.message_late
         template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
-        label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
+        label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
+            else pretty(first.hit.api)
         use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
@@ -397,6 +393,23 @@ def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:
     spot = (hit.line, hit.col)
     return any((l0, c0) <= spot <= (l1, c1) and EVALUATION_NAME.search(name)
                for name, l0, c0, l1, c1 in facts.assigned)
+
+
+def _functions_run(facts: FileFacts, hits: list[Hit]) -> tuple[list[Span], set[str]]:
+    """What the functions passed to ``hits``' calls are: the spans of lambdas and nested defs, and
+    the file's functions they name or call, transitively."""
+    spans = [h.arg_span for h in hits if h.arg_span is not None]
+    refs = [h.arg_ref for h in hits if h.arg_ref]
+    refs += [c.target for c in facts.calls if any(_inside(c.line, c.col, span) for span in spans)]
+    return spans, _scopes_reached(facts, refs)
+
+
+def _inside(line: int, col: int, span: Span) -> bool:
+    return (span[0], span[1]) <= (line, col) <= (span[2], span[3])
+
+
+def _runs_in(hit: Hit, spans: list[Span], scopes: set[str]) -> bool:
+    return hit.scope in scopes or any(_inside(hit.line, hit.col, span) for span in spans)
 
 
 def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:

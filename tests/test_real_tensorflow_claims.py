@@ -20,6 +20,7 @@ from detlint.versions import Version
 
 tf = pytest.importorskip("tensorflow")
 TF_VERSION = Version.parse(tf.__version__)
+KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras", "fire", "typer", "matplotlib")
 
 
@@ -147,12 +148,108 @@ def kernel(seed: str) -> str:
     return next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("KERNEL"))
 
 
-@pytest.mark.skipif(int(importlib.import_module("keras").__version__.split(".")[0]) < 3, reason="Keras 3 claim")
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
 def test_keras3_needs_keras_set_random_seed() -> None:
     tf_only = {kernel("tf.random.set_seed(1)") for _ in range(2)}
     assert len(tf_only) == 2, "tf.random.set_seed alone made Keras 3 init reproducible"
     keras_seed = {kernel("keras.utils.set_random_seed(1)") for _ in range(2)}
     assert len(keras_seed) == 1
+
+
+# prints, per named model, the op types of interest in the graph of one Keras training step
+TRAIN_STEP_OPS = """
+    import keras
+    import tensorflow as tf
+    {setup}
+    WATCHED = {{"SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "ResizeNearestNeighbor",
+                "ResizeNearestNeighborGrad", "ResizeBilinear", "ResizeBilinearGrad"}}
+
+    def step_ops(name, model, loss, x, y):
+        model.compile(optimizer="sgd", loss=loss)
+        model.optimizer.build(model.trainable_variables)
+        graph = tf.function(model.train_step).get_concrete_function((x, y)).graph
+        print("OPS", name, ",".join(sorted({{op.type for op in graph.get_operations()}} & WATCHED)))
+
+    L = keras.layers
+    features, classes = tf.TensorSpec([None, 4]), tf.TensorSpec([None], tf.int64)
+    onehot = tf.TensorSpec([None, 3])
+    def mlp(activation=None):
+        return keras.Sequential([keras.Input((4,)), L.Dense(8), L.Dense(3, activation=activation)])
+    {models}
+"""
+
+
+def train_step_ops(models: str, setup: str = "") -> dict[str, set[str]]:
+    code = textwrap.dedent(TRAIN_STEP_OPS).format(setup=setup, models=textwrap.dedent(models))
+    proc = run_tf(code)
+    rows = [line.split(" ", 2)[1:] for line in proc.stdout.splitlines() if line.startswith("OPS ")]
+    return {row[0]: set(filter(None, row[1].split(","))) if len(row) > 1 else set() for row in rows}
+
+
+LOSS_MODELS = """
+step_ops("sparse-string", mlp(), "sparse_categorical_crossentropy", features, classes)
+step_ops("sparse-string-softmax", mlp("softmax"), "sparse_categorical_crossentropy", features, classes)
+step_ops("sparse-function", mlp(), keras.losses.sparse_categorical_crossentropy, features, classes)
+step_ops("sparse-class", mlp(), keras.losses.SparseCategoricalCrossentropy(), features, classes)
+step_ops("categorical-string-softmax", mlp("softmax"), "categorical_crossentropy", features, onehot)
+step_ops("categorical-softmax-layer", keras.Sequential([keras.Input((4,)), L.Dense(3), L.Softmax()]),
+         "categorical_crossentropy", features, onehot)
+step_ops("categorical-logits", mlp(), keras.losses.CategoricalCrossentropy(from_logits=True), features, onehot)
+step_ops("categorical-string-linear", mlp(), "categorical_crossentropy", features, onehot)
+"""
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
+def test_keras3_crossentropy_losses_use_the_fused_softmax_ops() -> None:
+    """TF-SPARSE-SOFTMAX-XENT / TF-SOFTMAX-XENT: Keras 3 on TensorFlow always calls the fused sparse
+    op, and the dense one for logits and softmax outputs; under op determinism neither is built."""
+    ops = train_step_ops(LOSS_MODELS)
+    sparse, dense = {"SparseSoftmaxCrossEntropyWithLogits"}, {"SoftmaxCrossEntropyWithLogits"}
+    assert {name: ops[name] for name in ops if name.startswith("sparse")} == dict.fromkeys(
+        ["sparse-string", "sparse-string-softmax", "sparse-function", "sparse-class"], sparse)
+    assert ops["categorical-string-softmax"] == ops["categorical-softmax-layer"] == ops["categorical-logits"] == dense
+    assert ops["categorical-string-linear"] == set()
+    deterministic = train_step_ops(LOSS_MODELS, setup="tf.config.experimental.enable_op_determinism()")
+    assert len(deterministic) == 8 and all(found == set() for found in deterministic.values())
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
+def test_resize_backprop_runs_only_downstream_of_weights() -> None:
+    """Resizing at the model's input gets no gradient; after a layer with weights its nearest
+    kernel's backprop is built. Keras 3 Resizing(interpolation="nearest") is ResizeNearestNeighbor."""
+    ops = train_step_ops("""
+        image, target = tf.TensorSpec([None, 8, 8, 3]), tf.TensorSpec([None, 2])
+        def net(*stack):
+            return keras.Sequential([keras.Input((8, 8, 3)), *stack, L.GlobalAveragePooling2D()])
+        step_ops("nearest-at-input", net(L.RandomFlip(seed=1), L.Resizing(16, 16, interpolation="nearest"),
+                                         L.Conv2D(2, 3)), "mse", image, target)
+        step_ops("bilinear-at-input", net(L.Resizing(16, 16), L.Conv2D(2, 3)), "mse", image, target)
+        step_ops("nearest-after-conv", net(L.Conv2D(2, 3), L.Resizing(16, 16, "nearest")), "mse", image, target)
+        step_ops("bilinear-after-dense", net(L.Dense(2), L.Resizing(16, 16)), "mse", image, target)
+    """)
+    assert ops == {"nearest-at-input": {"ResizeNearestNeighbor"}, "bilinear-at-input": {"ResizeBilinear"},
+                   "nearest-after-conv": {"ResizeNearestNeighbor", "ResizeNearestNeighborGrad"},
+                   "bilinear-after-dense": {"ResizeBilinear", "ResizeBilinearGrad"}}
+
+
+def test_tf_data_stage_functions_are_not_differentiated() -> None:
+    """What a function given to Dataset.map computes is outside the gradient tape: a variable used
+    there gets no gradient, so no backprop kernel of its ops ever runs."""
+    proc = run_tf("""
+        import tensorflow as tf
+        scale = tf.Variable(2.0)
+        ds = tf.data.Dataset.from_tensors(tf.ones([1, 4, 4, 1])).map(
+            lambda image: tf.image.resize(image * scale, [8, 8], method="nearest"))
+        with tf.GradientTape(persistent=True) as tape:
+            batch = next(iter(ds))
+            direct = tf.image.resize(tf.ones([1, 4, 4, 1]) * scale, [8, 8], method="nearest")
+            loss = tf.reduce_sum(batch)
+            direct_loss = tf.reduce_sum(direct)
+        print("MAPPED", tape.gradient(loss, scale))
+        print("DIRECT", float(tape.gradient(direct_loss, scale)))
+    """)
+    assert "MAPPED None" in proc.stdout
+    assert "DIRECT 64.0" in proc.stdout, proc.stdout
 
 
 # ---- every API name the knowledge base claims exists on the installed version resolves ----------

@@ -9,8 +9,10 @@ from typing import Any, Callable, Optional
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
 from .kb import KnowledgeBase, Matcher, Rule
-from .names import pretty
+from .names import EXTERNAL_MODULES, pretty
 from .program import Program, TraceHit
+
+Span = tuple[int, int, int, int]  # (line, col, end_line, end_col)
 
 
 class _Blank(dict):
@@ -31,7 +33,9 @@ class Evaluator:
         self.version = settings.tf_version
         # rules that report only the ops that name them (reported-by), not every op of a status
         self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
-        self._pipeline_scopes: dict[int, tuple[FileFacts, set[str]]] = {}  # see in_input_pipeline
+        # see in_input_pipeline: per file (kept alive here, so its id stays its own), the spans and
+        # scopes of the functions its tf.data stages run
+        self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
@@ -44,6 +48,11 @@ class Evaluator:
     def fix_note(self, rule: Rule) -> str:
         fix = rule.fix_for(self.version)
         return render(str(fix.data.get("note", "")), version=self.version) if fix else ""
+
+    @staticmethod
+    def version_dependent(rule: Rule) -> bool:
+        """Does what the rule says depend on the TensorFlow version (its fixes or its ops)?"""
+        return bool(rule.ops_status) or len({fix.versions.text for fix in rule.fixes}) > 1
 
     def _applies(self, matcher: Matcher, keras_major: int) -> bool:
         return matcher.applies(self.version, keras_major)
@@ -67,6 +76,8 @@ class Evaluator:
         fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
         span = hit.span
+        if self.settings.tf_version_assumed and self.version_dependent(rule):
+            message += f" ({self.settings.tf_version_assumed}; pin tensorflow to be sure)"
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
             line=span[0] if at_hit else line, col=span[1] if at_hit else (col or 0),
@@ -101,12 +112,17 @@ class Evaluator:
         return False
 
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
-                         training: bool = True) -> list[Diagnostic]:
+                         training: bool = True, program: Optional[Program] = None) -> list[Diagnostic]:
         """``training=False``: the file is no training code (a test, a benchmark, an inference-only
-        program), so the rules about training runs stay silent."""
+        program), so the rules about training runs stay silent. ``program``: the program the file
+        is the entry of; what it turns on anywhere (a determinism switch) counts for
+        ``unless-present``."""
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
-        present = {h.owner for h in facts.hits}
+        hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
+        # what is switched on: group matches that apply to the target version
+        present = {h.owner for h in hits
+                   if not h.owner.startswith("group:") or self.kb.matcher(h.owner, h.index).applies(self.version, keras)}
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
         for hit in facts.hits:
@@ -152,32 +168,23 @@ class Evaluator:
         return out
 
     def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
-        """Does the function passed to ``hit``'s call (a lambda, or a function of this file and the
-        functions it calls) contain a match of ``group``?"""
+        """Does the function passed to ``hit``'s call (a lambda, a function of this file, and the
+        functions they call) contain a match of ``group``?"""
         owner = f"group:{group}"
-        if hit.arg_span is not None:
-            l0, c0, l1, c1 = hit.arg_span
-            return any(h.owner == owner and (l0, c0) <= (h.line, h.col) and (h.end_line, h.end_col) <= (l1, c1)
-                       for h in facts.hits)
-        scopes = _scopes_reached(facts, [hit.arg_ref] if hit.arg_ref else [])
-        return any(h.owner == owner and h.scope in scopes for h in facts.hits)
+        spans, scopes = _functions_run(facts, [hit])
+        return any(h.owner == owner and _runs_in(h, spans, scopes) for h in facts.hits)
 
     def in_input_pipeline(self, facts: Optional[FileFacts], hit: Hit) -> bool:
         """Does ``hit`` sit in a function handed to a tf.data stage (``ds.map(load_image)``, a
         lambda there, or what they call in the same file)? It runs on the CPU, undifferentiated."""
         if facts is None:
             return False
-        stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
-        if not stages:
-            return False
-        spot = (hit.line, hit.col)
-        if any(s.arg_span and (s.arg_span[0], s.arg_span[1]) <= spot <= (s.arg_span[2], s.arg_span[3])
-               for s in stages):
-            return True
         key = id(facts)
         if key not in self._pipeline_scopes:
-            self._pipeline_scopes[key] = (facts, _scopes_reached(facts, [s.arg_ref for s in stages if s.arg_ref]))
-        return hit.scope in self._pipeline_scopes[key][1]
+            stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
+            self._pipeline_scopes[key] = (facts, *_functions_run(facts, stages))
+        _, spans, scopes = self._pipeline_scopes[key]
+        return _runs_in(hit, spans, scopes)
 
     # ---- program rules -------------------------------------------------------------------------
     def keras_for(self, facts: list[Any], hits: list[Hit]) -> int:
@@ -239,8 +246,11 @@ class Evaluator:
 
         # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates,
         # ... and so is what a plotting or visualisation module of the project draws
+        # ... and what runs after the last training call (sampling, plotting a prediction)
+        after = _after_training(program, [th for th in program.trace if in_group(th, "training")], facts_of)
         feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)
-                   and (th.path == program.entry or not self.not_training_path(th.path))]
+                   and (th.path == program.entry or not self.not_training_path(th.path))
+                   and id(th) not in after]
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
@@ -331,7 +341,8 @@ class Evaluator:
             late = where_of(late_after.path, late_after.hit.span[0])
         message_late = check.get("message-late") or rule.message_late
         template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
-        label = render(matcher.label, api=pretty(first.hit.api)) if matcher.label else f"{pretty(first.hit.api)}"
+        label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
+            else pretty(first.hit.api)
         use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
                          version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
@@ -384,6 +395,23 @@ def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:
                for name, l0, c0, l1, c1 in facts.assigned)
 
 
+def _functions_run(facts: FileFacts, hits: list[Hit]) -> tuple[list[Span], set[str]]:
+    """What the functions passed to ``hits``' calls are: the spans of lambdas and nested defs, and
+    the file's functions they name or call, transitively."""
+    spans = [h.arg_span for h in hits if h.arg_span is not None]
+    refs = [h.arg_ref for h in hits if h.arg_ref]
+    refs += [c.target for c in facts.calls if any(_inside(c.line, c.col, span) for span in spans)]
+    return spans, _scopes_reached(facts, refs)
+
+
+def _inside(line: int, col: int, span: Span) -> bool:
+    return (span[0], span[1]) <= (line, col) <= (span[2], span[3])
+
+
+def _runs_in(hit: Hit, spans: list[Span], scopes: set[str]) -> bool:
+    return hit.scope in scopes or any(_inside(hit.line, hit.col, span) for span in spans)
+
+
 def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:
     """The functions of this file named by ``refs`` and those they call, transitively."""
     scopes: set[str] = set()
@@ -395,6 +423,44 @@ def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:
                 scopes.add(scope)
                 todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
     return scopes
+
+
+def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -> set[int]:
+    """The trace entries (by id) that run only after the program's last training call: they
+    cannot change the trained model (sampling from it, plotting a prediction). Not so for one
+    the trace also reaches before that call (a helper called twice), one that call runs (an
+    Estimator's model_fn), or one in a loop that may train again (it holds a training call or
+    a call into project code: the next epoch)."""
+    if not training:
+        return set()
+    last = max(i for i, th in enumerate(program.trace) if any(th is t for t in training))
+    before = {id(th.hit) for th in program.trace[:last + 1]}
+    trained: dict[Path, set[int]] = {program.entry: {t.anchor_line for t in training}}
+    for t in training:
+        trained.setdefault(t.path, set()).add(t.hit.line)
+
+    def in_training_loop(path: Path, line: int) -> bool:
+        facts = facts_of(path)
+        if facts is None:
+            return True
+        return any(start <= line <= end and (any(start <= t <= end for t in trained.get(path, ()))
+                                             or any(start <= c.line <= end and _project_call(facts, c.target)
+                                                    for c in facts.calls))
+                   for start, end in facts.loops)
+
+    sites = {(t.path, t.hit.line) for t in training}
+    return {id(th) for th in program.trace[last + 1:]
+            if id(th.hit) not in before and not sites.intersection(th.via) and (th.path, th.hit.line) not in sites
+            and not in_training_loop(th.path, th.hit.line) and not in_training_loop(program.entry, th.anchor_line)}
+
+
+def _project_call(facts: FileFacts, target: str) -> bool:
+    """Is ``target`` a function of the file or one imported from the project (it may train)?"""
+    head = target.split(".")[0]
+    if head in facts.functions or head in facts.classes or head in ("self", "super"):
+        return True
+    qual = facts.imports.get(head)
+    return qual is not None and (qual.startswith(".") or qual.split(".")[0] not in EXTERNAL_MODULES | facts.frameworks)
 
 
 def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:

@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, TextIO
 
 from . import __version__
 from .config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option, seed_arg
+from .pins import has_dependency_file
 from .cache import FactsCache
 from .ftypes import Diagnostic
 from .kb import KnowledgeBaseError
@@ -118,15 +119,17 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def group_by_project(files: list[Path], default_root: Path) -> dict[Path, list[Path]]:
-    """Files by the nearest folder above them with a pyproject.toml (the run's root otherwise)."""
+    """Files by the folder whose settings and pins they take: the nearest one above them with a
+    pyproject.toml or another dependency file (requirements.txt, setup.py, environment.yml, ...),
+    the run's root otherwise."""
     groups: dict[Path, list[Path]] = {}
     for path in files:
         root = default_root
         for parent in Path(os.path.abspath(path)).parents:
-            if (parent / "pyproject.toml").is_file():
-                root = parent
+            if parent == default_root or parent == default_root.resolve():
                 break
-            if parent == default_root:
+            if has_dependency_file(parent):
+                root = parent
                 break
         groups.setdefault(root, []).append(path)
     return groups
@@ -205,7 +208,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         [] if stdin_mode else paths)
     kb = load()
     settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated,
-                             known_codes=kb.rules)
+                             known_codes=kb.rules, eras=kb.eras)
     if args.show_settings:
         out.write(json.dumps(settings.describe(), indent=2) + "\n")
         return 0
@@ -265,9 +268,11 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         changed = 0
         try:
             for root, group in group_by_project(files, settings.project_root).items():
-                # a nested project (its own pyproject.toml) is checked with its own settings and pins
-                sub = linter if root == settings.project_root else Linter(
-                    load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules), kb)
+                # a nested project (its own pyproject.toml or dependency files) is checked with its
+                # own settings and pins
+                sub = linter if root in (settings.project_root, settings.version_root) else Linter(
+                    load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules,
+                                  eras=kb.eras), kb)
                 # files named one by one (pre-commit): the programs that import them count too
                 named = [p for p in group if p.absolute() in explicit]
                 if not fixing:

@@ -16,8 +16,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from . import names, ordering, stand_ins
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
+from .layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from .names import EXTERNAL_MODULES
-from .ftypes import UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
+from .ftypes import LOCAL_FRAMEWORK, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
 from .kb import Condition, KnowledgeBase
 
@@ -29,11 +30,15 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
 
 Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
-LOCAL_FRAMEWORK = "<local framework class>"
 LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
+WRAPPERS = "group:function-wrappers"
+# what a constructor makes, for LayerFlow: the first of these groups its name is in decides
+LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
+               ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, "group:function-holders", "group:command-line-options"})
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, "group:function-holders", "group:command-line-options",
+                          *(group for group, _ in LAYER_KINDS)})
 
 
 def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
@@ -62,6 +67,7 @@ class Collector(cst.CSTVisitor):
         self.source = source
         self.branches = Branches()
         self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
+        self.nested_defs: dict[str, tuple[int, int, int, int]] = {}  # functions defined in top_function
         self.aliases: dict[str, str] = {}
         # names of project modules this file imports, as it spells them, and what they really are
         # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
@@ -94,6 +100,8 @@ class Collector(cst.CSTVisitor):
         self.named_holders: set[int] = set()  # holder calls assigned to a name
         # command-line option -> (default, how it is written, how to pass a value: "--x={value}")
         self.options: dict[str, tuple[Any, str, str]] = {}
+        self.flow = LayerFlow(self.layer_kind, self.flow_keys,
+                              lambda method: any(o == "group:layer-stacks" for o, _ in kb.index["method"].get(method, ())))
 
     # ---- names -------------------------------------------------------------------------------
     def qualify(self, name: Optional[str]) -> Optional[str]:
@@ -231,15 +239,23 @@ class Collector(cst.CSTVisitor):
         arg_ref, arg_span = None, None
         matcher = self.kb.matcher(owner, index)
         if matcher.function_arg and isinstance(node, cst.Call):
-            fn = argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos"))
+            fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
             if isinstance(fn, cst.Lambda):
                 arg_span = self.pos(fn)
             elif fn is not None:
                 arg_ref = dotted(fn)
+                arg_span = self.nested_defs.get(arg_ref or "")
+                arg_ref = None if arg_span else arg_ref
             if arg_ref is None and arg_span is None:
                 return
         self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                    arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+
+    def unwrapped(self, fn: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        """``functools.partial(parse, size=8)`` runs ``parse``: the function a wrapper is given."""
+        while isinstance(fn, cst.Call) and fn.args and self._in_group(WRAPPERS, self.qualify(dotted(fn.func)), fn):
+            fn = fn.args[0].value
+        return fn
 
     def pointed(self, call: cst.Call, matcher: Any, method: bool) -> Optional[tuple[int, int, int, int]]:
         """Where a call's finding points: the argument that made the match, else (for a method)
@@ -344,12 +360,18 @@ class Collector(cst.CSTVisitor):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
             self.top_function = node
+            self.nested_defs = {}
             self.facts.functions.setdefault(name, self.pos(node)[0])
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
         else:
             self.scope.append(self.scope[-1] if self.scope else node.name.value)
+            if self.top_function is not None:  # def parse(...) inside a function: passed on by name
+                self.nested_defs[node.name.value] = self.pos(node)
         self.depth += 1
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.depth -= 1
@@ -454,11 +476,56 @@ class Collector(cst.CSTVisitor):
                 self.instances.pop(name, None)
             if self.depth == 0:
                 known = self.value(value)
-                if isinstance(known, (str, dict, int, float)):
-                    self.constants[name] = known
+                if isinstance(known, (str, dict, int, float)) or known is None:
+                    self.constants[name] = known  # SEED = None: a seed that re-randomises (DET106)
+                else:
+                    self.constants.pop(name, None)  # rebound to something not known: no longer a constant
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._assigned(element.value, cst.Name("_unknown_"), stmt)
+
+    # ---- layers and the tensors between them (see layerflow) -------------------------------------
+    def layer_kind(self, call: cst.Call) -> str:
+        name = dotted(call.func)
+        if name in self.local_classes:
+            return TRAINABLE if self.local_classes[name] else ""  # a project Layer/Model subclass
+        qual = self.qualify(name)
+        if not qual:
+            return ""
+        if qual in self.framework_classes:
+            return TRAINABLE
+        found = {owner for c in names.candidates(qual) for owner, _ in self.kb.index["call"].get(c, ())}
+        return next((kind for group, kind in LAYER_KINDS if group in found), "")
+
+    def flow_keys(self, name: str) -> list[str]:
+        """Where a name lives: ``self.x`` in its class, others in the function, then the module."""
+        if name.startswith("self.") and self.classes:
+            return [f"{self.classes[-1]}:{name}"]
+        return [f"{self.scope[0]}:{name}", f":{name}"] if self.scope else [f":{name}"]
+
+    def note_input_stage(self, call: cst.Call, first: int) -> None:
+        """The backprop op matches an input-stage layer's constructor just made (from index ``first``)
+        count only once the layer is seen downstream of weights."""
+        made = {i for i in range(first, len(self.facts.hits)) if self.facts.hits[i].owner.startswith("op:")
+                and self.kb.ops[self.facts.hits[i].owner[3:]].phase == "backprop"}
+        if made and self.layer_kind(call) == INPUT_STAGE:
+            self.flow.note_hits(call, made)
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        if self.facts.frameworks:
+            self.flow.assign([t.target for t in original_node.targets], original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if self.facts.frameworks and original_node.value is not None:
+            self.flow.assign([original_node.target], original_node.value)
+
+    def leave_Expr(self, original_node: cst.Expr) -> None:
+        if self.facts.frameworks:
+            self.flow.expression(original_node.value)
+
+    def leave_Return(self, original_node: cst.Return) -> None:
+        if self.facts.frameworks and original_node.value is not None:
+            self.flow.expression(original_node.value)
 
     def env_set(self, key: Any, value_node: Optional[cst.BaseExpression], stmt: cst.CSTNode, how: str) -> None:
         if not isinstance(key, str):
@@ -577,7 +644,9 @@ class Collector(cst.CSTVisitor):
         if qual and not (name in self.instances and name not in self.aliases):
             if qual in ENV_CALLS or qual == "os.environ.update":
                 self.env_call(qual, node)
+            first = len(self.facts.hits)
             self.match_names("call", qual, node, call=node, written=name)
+            self.note_input_stage(node, first)
             self.define_option(qual, node)
         if isinstance(node.func, cst.Attribute):
             receiver = dotted(node.func.value)
@@ -653,6 +722,9 @@ class Collector(cst.CSTVisitor):
         for name, (line, col, scope) in self.unrun_holders.items():
             for ref in self.holders[name]:
                 self.facts.calls.append(CallSite(ref, line, col, scope))
+        unreached = self.flow.unconfirmed()
+        if unreached:
+            self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
         self.drop_dead_branches()
         self.record_exports()
 
@@ -741,7 +813,11 @@ class Collector(cst.CSTVisitor):
                     for key, value in mapping.items():
                         self.env_value(key, value, node, "update")
 
+    def visit_While(self, node: cst.While) -> None:
+        self.facts.loops.append(self.pos(node)[::2])
+
     def visit_For(self, node: cst.For) -> None:
+        self.facts.loops.append(self.pos(node)[::2])
         it = node.iter
         self.iterates(it)
         # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v

@@ -8,19 +8,19 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
-from .versions import KNOWN_TF_VERSIONS, NEWEST_KNOWN, Version, known_versions, lowest_allowed
+from .pins import installed_tf_version, pinned_keras_major, pinned_tf_version, version_root
+from .versions import KNOWN_TF_VERSIONS, NEWEST_KNOWN, Version, known_versions
+
+if TYPE_CHECKING:
+    from .kb import Era
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.9/3.10 only
     import tomli as tomllib
 
-TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
-                    "tensorflow-intel", "tensorflow-aarch64")
-_REQ_RE = re.compile(r"^\s*(tensorflow(?:-cpu|-gpu|-macos|-intel|-aarch64)?|tf-nightly)\s*(\[[^\]]*\])?"
-                     r"\s*([^;#]*)", re.IGNORECASE)
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
 DEFAULT_SEED = 42
 SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
@@ -81,6 +81,10 @@ class Settings:
     config_file: Optional[Path] = None
     tf_version: Version = NEWEST_KNOWN
     tf_version_source: str = "newest version detlint knows"
+    # the folder whose dependency files were read (a subfolder with its own requirements.txt)
+    version_root: Optional[Path] = None
+    # set when the version was inferred from the code, not pinned or installed: messages say so
+    tf_version_assumed: str = ""
     keras_major: int = 3
     keras_source: str = "TensorFlow >= 2.16 ships Keras 3"
     seed: int = DEFAULT_SEED
@@ -109,6 +113,7 @@ class Settings:
             "config-file": str(self.config_file) if self.config_file else None,
             "tensorflow-version": str(self.tf_version),
             "tensorflow-version-source": self.tf_version_source,
+            "version-root": str(self.version_root) if self.version_root else None,
             "keras-version": self.keras_major,
             "keras-version-source": self.keras_source,
             "seed": self.seed,
@@ -162,6 +167,26 @@ def find_project_root(start: Path) -> Path:
         if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
             return directory
     return start
+
+
+def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> None:
+    """No version in the settings: the pins of the version root, else what is installed in the
+    project's environment, unless the code cannot run on that (TF1 graph code, TF 2.21
+    installed): then the newest version the code's evidence allows, said as assumed."""
+    assert settings.version_root is not None
+    found = pinned_tf_version(settings.version_root, warn)
+    if found is None:
+        installed = installed_tf_version(settings.version_root, root)
+        from .eras import code_era, project_files
+
+        guess = code_era(project_files(settings.version_root), eras) if eras else None
+        if guess is not None and (installed is None or installed[0] not in guess.versions):
+            found = guess.versions[-1], guess.describe()
+            settings.tf_version_assumed = f"TensorFlow {guess.versions[-1]} assumed from {guess.evidence[0]} use"
+        else:
+            found = installed
+    if found:
+        settings.tf_version, settings.tf_version_source = found
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -271,118 +296,18 @@ def parse_version_option(text: str, where: str) -> Version:
     return version
 
 
-def _strings(value: Any, what: str, where: str) -> list[str]:
-    """A list of requirement strings; anything else is warned about and ignored."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    warn(f"{where}: {what} is not a list; ignored")
-    return []
-
-
-def _table(value: Any, what: str, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return value
-    warn(f"{where}: {what} is not a table; ignored")
-    return {}
-
-
-def _pyproject_dependencies(pyproject: Path) -> list[str]:
-    """Requirement strings from [project] and [tool.poetry]; malformed parts are skipped with a
-    warning (the file is read for its pins only, its shape is other tools' business)."""
-    where = str(pyproject)
-    try:
-        data = _read_toml(pyproject)
-    except ConfigError:
-        return []  # said once when the settings were read
-    project = _table(data.get("project"), "[project]", where)
-    deps = _strings(project.get("dependencies"), "[project] dependencies", where)
-    for extra, items in _table(project.get("optional-dependencies"), "[project] optional-dependencies",
-                               where).items():
-        deps.extend(_strings(items, f"[project.optional-dependencies] {extra}", where))
-    tool = _table(data.get("tool"), "'tool'", where)
-    poetry = _table(tool.get("poetry"), "[tool.poetry]", where)
-    for name, spec in _table(poetry.get("dependencies"), "[tool.poetry] dependencies", where).items():
-        if isinstance(spec, str):
-            deps.append(f"{name}{'' if spec[:1] in '<>=!~' else '=='}{spec.lstrip('^')}")
-    return deps
-
-
-def _dependency_lines(root: Path) -> list[tuple[str, str]]:
-    """(requirement line, file it came from) from pyproject.toml, requirements*.txt, setup.cfg."""
-    found: list[tuple[str, str]] = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        found.extend((d, "pyproject.toml") for d in _pyproject_dependencies(pyproject))
-    for req in sorted(root.glob("requirements*.txt")):
-        try:
-            found.extend((line, req.name) for line in req.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
-            continue
-    setup_cfg = root / "setup.cfg"
-    if setup_cfg.is_file():
-        try:
-            text = setup_cfg.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        found.extend((line, "setup.cfg") for line in text.splitlines())
-    return found
-
-
-_KERAS_REQ_RE = re.compile(r"^\s*(keras)\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
-
-
-def _pins(root: Path, pattern: "re.Pattern[str]") -> Iterator[tuple[str, str, str]]:
-    """(package, version specifier, where) for each non-empty pin of ``pattern``'s package."""
-    for line, where in _dependency_lines(root):
-        match = pattern.match(line)
-        if match and match.group(3).strip():
-            yield match.group(1), match.group(3).strip(), where
-
-
-def pinned_tf_version(root: Path) -> Optional[tuple[Version, str]]:
-    """The TensorFlow version the project's dependency pins allow (the oldest allowed)."""
-    for package, spec, where in _pins(root, _REQ_RE):
-        version = lowest_allowed(spec)
-        if version is not None:
-            return version, f"{where} pins {package}{spec}"
-    return None
-
-
-def pinned_keras_major(root: Path) -> Optional[tuple[int, str]]:
-    """Keras 3 when the project pins standalone keras >= 3 (it then runs on any TF >= 2.15)."""
-    for _, spec, where in _pins(root, _KERAS_REQ_RE):
-        numbers = re.findall(r"(>=|==|~=|>)\s*(\d+)", spec)
-        if numbers:
-            return (3 if int(numbers[0][1]) >= 3 else 2), f"{where} pins keras{spec}"
-    return None
-
-
-def installed_tf_version() -> Optional[tuple[Version, str]]:
-    """The installed TensorFlow, read from package metadata (TensorFlow is never imported)."""
-    from importlib import metadata
-
-    for dist in TF_DISTRIBUTIONS:
-        try:
-            return Version.parse(metadata.version(dist)), f"installed {dist} {metadata.version(dist)}"
-        except (metadata.PackageNotFoundError, ValueError):
-            continue
-    return None
-
-
 def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
                   config_path: Optional[Path] = None, isolated: bool = False,
-                  known_codes: Optional[Iterable[str]] = None) -> Settings:
+                  known_codes: Optional[Iterable[str]] = None, eras: Sequence["Era"] = ()) -> Settings:
     """Settings for a run: defaults < pyproject ``[tool.detlint]`` < command line.
 
     With ``known_codes`` (the knowledge base's rule codes), selections naming no known code or
-    prefix are an error; the flake8 plugin passes none, as flake8 owns selection there."""
+    prefix are an error; the flake8 plugin passes none, as flake8 owns selection there. ``eras``
+    (the knowledge base's) let the code say its TensorFlow version when nothing pins it."""
     cli = cli or {}
     start = config_path.parent if config_path else (paths[0] if paths else Path.cwd())
-    root = find_project_root(start if start.exists() else Path.cwd())
+    start = start if start.exists() else Path.cwd()
+    root = find_project_root(start)
     settings = Settings(project_root=root)
     if not isolated:
         pyproject = config_path or (root / "pyproject.toml")
@@ -404,12 +329,11 @@ def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
         _apply_table(settings, {k: v for k, v in cli.items() if v is not None}, "command line", known_codes)
         if cli.get("tensorflow-version") is not None:
             settings.tf_version_source = "--tf-version"
+    settings.version_root = version_root(start, root)
     if settings.tf_version_source == "newest version detlint knows":
-        found = pinned_tf_version(root) or installed_tf_version()
-        if found:
-            settings.tf_version, settings.tf_version_source = found
+        _target_version(settings, root, eras)
     if "keras-version" not in (settings.keras_source or "") and not settings.keras_source.endswith("keras-version"):
-        pinned_keras = pinned_keras_major(root)
+        pinned_keras = pinned_keras_major(settings.version_root, warn)
         if pinned_keras is not None:
             settings.keras_major, settings.keras_source = pinned_keras
         elif settings.tf_version < Version(2, 16):

@@ -28,11 +28,16 @@ def rule_url(rule: Rule, docs_url: Optional[str]) -> Optional[str]:
 
 
 def versions_line(rule: Rule) -> str:
-    if not rule.fixes:
-        return ""
+    """One line a version range, its fix title filled in as a message would fill it (the
+    default seed; "TensorFlow" where a message names the exact version)."""
+    from .checks import render
+    from .config import DEFAULT_SEED
+
     parts = []
     for fix in rule.fixes:
-        parts.append(f"- TF {fix.versions}: {fix.title} ({fix.safety})")
+        title = render(fix.title.replace("TF {version}", "TensorFlow"), seed=DEFAULT_SEED,
+                       version=str(fix.versions), api="the call", os="os")
+        parts.append(f"- TF {fix.versions}: {title} ({fix.safety})")
     return "\n".join(parts)
 
 

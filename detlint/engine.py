@@ -15,7 +15,7 @@ from .config import Settings, not_training
 from .ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from .isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from .kb import KnowledgeBase
-from .links import links_for
+from .links import OutlineExports, links_for
 from .names import EXTERNAL_MODULES
 from .notebook import NOT_TEXT, Notebook, NotebookError
 from .outline import Outline, kb_tokens, outline, provider_tokens
@@ -276,7 +276,8 @@ class Linter:
             return self._facts.get(real(module), found)
 
         frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
-        links = links_for(path, facts, self.builder.resolver, exporter, frameworks)
+        guess = OutlineExports(self._known_exports, self.outline_of, self.builder.resolver, frameworks)
+        links = links_for(path, facts, self.builder.resolver, exporter, frameworks, guess.export_of)
         if not links:
             return
         cache_key = cache.key(path, data, links) if cache is not None and data is not None else None
@@ -289,6 +290,14 @@ class Linter:
             self.notebooks[path] = notebook
         if cache is not None and cache_key is not None:
             cache.put(cache_key, linked)
+
+    def _known_exports(self, module: Path) -> Optional[dict[str, str]]:
+        """A parsed and linked module's exports (None: not yet, or not fully)."""
+        key = real(module)
+        facts = self._facts.get(key)
+        if facts is None or key in self._unlinked:
+            return None
+        return {} if facts.error else facts.exports
 
     def _from_cache(self, path: Path, data: bytes, facts: Optional[FileFacts]) -> bool:
         if facts is None:
@@ -401,7 +410,7 @@ class Linter:
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             training = not self.not_training(path) and (
                 self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
-            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training)
+            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training, program)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)

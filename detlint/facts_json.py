@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 3
+FORMAT = 4
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -28,6 +28,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "star_imports": facts.star_imports, "exports": facts.exports,
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
+        "loops": [list(loop) for loop in facts.loops],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col,
@@ -58,6 +59,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         keras_flavours={_str(v) for v in _list(doc.get("keras_flavours"))},
         main_guard=_opt_int(doc.get("main_guard")),
         assigned=[_assignment(row) for row in _list(doc.get("assigned"))],
+        loops=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("loops")))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),

@@ -58,12 +58,16 @@ class Plugin:
     def _linter(self, path: Path) -> Any:
         from .config import find_project_root, load_settings
         from .engine import Linter
+        from .kb import load
+        from .pins import version_root
 
         root = find_project_root(path)
-        key = (root, tuple(sorted((k, str(v)) for k, v in self._options.items())))
+        key = (root, version_root(path, root), tuple(sorted((k, str(v)) for k, v in self._options.items())))
         if key not in self._linters:
-            settings = load_settings([path], {k: v for k, v in self._options.items() if v is not None})
-            self._linters[key] = Linter(settings, standalone=False)
+            kb = load()
+            settings = load_settings([path], {k: v for k, v in self._options.items() if v is not None},
+                                     eras=kb.eras)
+            self._linters[key] = Linter(settings, kb, standalone=False)
         return self._linters[key]
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:

@@ -36,6 +36,8 @@ class Unknown:
 
 
 UNKNOWN = Unknown()
+# what a module exports as a project class deriving from a framework class (keras.Model)
+LOCAL_FRAMEWORK = "<local framework class>"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class FileFacts:
     # module-level `name = ...` statements: (name, line, col, end_line, end_col), so a program
     # can tell which object a layer built there went into
     assigned: list[tuple[str, int, int, int, int]] = field(default_factory=list)
+    # (first line, last line) of each for/while loop: code after a training call in the same
+    # loop runs before the next one
+    loops: list[tuple[int, int]] = field(default_factory=list)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

@@ -171,12 +171,25 @@ class Rule:
         return None
 
 
+@dataclass(frozen=True)
+class Era:
+    """What a text pattern in code says about the TensorFlow (and Keras) it was written for:
+    evidence for the version to check against when nothing pins it (see ``eras.py``)."""
+
+    id: str
+    evidence: str  # as the settings and messages say it: "tf.Session / tf.placeholder"
+    patterns: tuple["re.Pattern[str]", ...]
+    unless: tuple["re.Pattern[str]", ...]  # in the same file, the patterns say nothing
+    tensorflow: VersionRange
+
+
 @dataclass
 class KnowledgeBase:
     rules: dict[str, Rule]
     groups: dict[str, Group]
     ops: dict[str, Op]
     digest: str
+    eras: list[Era] = field(default_factory=list)
     # name -> [(owner, matcher index)] for each matcher kind
     index: dict[str, dict[str, list[tuple[str, int]]]] = field(default_factory=dict)
 
@@ -235,6 +248,27 @@ class _Reader:
         self.expect(not unknown, where, f"unknown condition key(s) {sorted(unknown)}; "
                                         f"allowed: {sorted(CONDITION_KEYS)}")
         return Condition(dict(spec))
+
+    def era(self, spec: Any, where: str) -> Era:
+        self.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow"}
+        self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        for key in ("id", "evidence", "text", "tensorflow"):
+            self.expect(key in spec, where, f"missing field {key!r}")
+
+        def patterns(value: Any, key: str) -> tuple["re.Pattern[str]", ...]:
+            value = [value] if isinstance(value, str) else (value or [])
+            self.expect(isinstance(value, list) and all(isinstance(v, str) for v in value),
+                        f"{where}.{key}", "expected a list of regular expressions")
+            try:
+                return tuple(re.compile(v) for v in value)
+            except re.error as exc:
+                self.fail(f"{where}.{key}", f"bad regular expression: {exc}")
+                raise
+
+        return Era(id=str(spec["id"]), evidence=str(spec["evidence"]), patterns=patterns(spec["text"], "text"),
+                   unless=patterns(spec.get("unless"), "unless"),
+                   tensorflow=self.version_range(spec["tensorflow"], f"{where}.tensorflow"))
 
     def version_range(self, text: Any, where: str) -> VersionRange:
         try:
@@ -353,8 +387,10 @@ def _read_yaml(path: Path) -> Any:
 def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
     reader = _Reader(path.name)
     reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
-    unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules"}  # x-: YAML anchors
+    unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules", "eras"}  # x-: YAML anchors
     reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
+    for i, spec in enumerate(data.get("eras") or []):
+        into["eras"][str(i) + path.name] = reader.era(spec, f"era #{i}")
 
     for name, spec in (data.get("groups") or {}).items():
         where = f"group {name}"
@@ -549,11 +585,11 @@ def _write_cached_documents(cached: Path, files: list[Path], digest: str, docume
 
 
 def _parse(files: list[Path], digest: str, documents: list[Any]) -> KnowledgeBase:
-    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}}
+    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}, "eras": {}}
     for path, data in zip(files, documents):
         _load_file(path, into, data)
     kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
-                       digest=digest)
+                       digest=digest, eras=list(into["eras"].values()))
     _check_references(kb)
     _build_index(kb)
     return kb

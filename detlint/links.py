@@ -9,22 +9,104 @@ importing file uses. The map is part of the facts cache key of that walk.
 """
 from __future__ import annotations
 
+import builtins
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .ftypes import FileFacts
+from .ftypes import LOCAL_FRAMEWORK, FileFacts
 from .names import member, within
+from .outline import Outline
 from .program import ModuleResolver
 
 Exporter = Callable[[Path], Optional[FileFacts]]
+# what a module gives as a name: (known, target); not known: parse the module to learn it
+Guess = tuple[bool, Optional[str]]
+_BUILTINS = frozenset(dir(builtins))
+
+
+class OutlineExports:
+    """What a module gives an importer as a name, told from outlines (text scans) where they
+    can: a re-export is followed to the module it comes from, a class is a framework class if
+    a base is (followed through other modules' outlines). A script that imports three classes
+    from a large package then parses the modules that define them, not the package."""
+
+    def __init__(self, exports_of: Callable[[Path], Optional[dict[str, str]]],
+                 outline_of: Callable[[Path], Optional[Outline]], resolver: ModuleResolver,
+                 frameworks: Sequence[str]) -> None:
+        self.exports_of = exports_of  # a parsed, linked module's exports (None: not parsed)
+        self.outline_of = outline_of
+        self.resolver = resolver
+        self.frameworks = frameworks
+
+    def export_of(self, module: Path, name: str, seen: frozenset[tuple[Path, str]] = frozenset()) -> Guess:
+        exports = self.exports_of(module)
+        if exports is not None:
+            return True, exports.get(name)
+        sketch = self.outline_of(module)
+        if sketch is None or (module, name) in seen or sketch.binding("*"):
+            return False, None
+        how, seen = sketch.binding(name), seen | {(module, name)}
+        if how.startswith("("):  # a class: a framework one if a base is
+            for base in filter(None, how[1:].split(",")):
+                known, target = self._base(module, sketch, base, seen)
+                if not known:
+                    return False, None
+                if target is not None:
+                    return True, LOCAL_FRAMEWORK
+            return True, None
+        if how.startswith("<"):  # imports (several: one per branch of a backend switch)
+            return self._imported(module, how[1:].split("|"), seen)
+        return how in ("", "~"), None  # a function or a literal: nothing to link; else parse to know
+
+    def _imported(self, module: Path, quals: list[str], seen: frozenset[tuple[Path, str]]) -> Guess:
+        if any(self._framework(qual) for qual in quals):
+            return False, None  # a shim's alias: its walk says exactly what (small, parsed)
+        targets = []
+        for qual in quals:
+            found = self.resolver.resolve(module, qual)
+            if not found or not found[1] or "." in found[1]:
+                targets.append(None if qual.startswith(".") or found else qual)
+                continue
+            known, target = self.export_of(found[0], found[1], seen)
+            if not known:
+                return False, None
+            # what the module's own walk would export: an absolute import's name as it is
+            targets.append(target if target is not None or qual.startswith(".") else qual)
+        return True, LOCAL_FRAMEWORK if LOCAL_FRAMEWORK in targets else targets[-1]
+
+    def _base(self, module: Path, sketch: Outline, base: str, seen: frozenset[tuple[Path, str]]) -> Guess:
+        """Is ``base`` (as ``module`` spells it) a framework class, or a project class that is?"""
+        head, _, rest = base.partition(".")
+        how = sketch.binding(head)
+        if how.startswith("<"):
+            for qual in (q + ("." + rest if rest else "") for q in how[1:].split("|")):
+                if self._framework(qual):
+                    return True, qual
+                found = self.resolver.resolve(module, qual)
+                if not found:
+                    continue  # an installed package's class (abc.ABC, a library's base)
+                if not found[1] or "." in found[1]:
+                    return False, None
+                known, target = self.export_of(found[0], found[1], seen)
+                if not known or target is not None:
+                    return known, target
+            return True, None
+        if how.startswith("(") and not rest:
+            return self.export_of(module, head, seen)
+        return how == "" and head in _BUILTINS, None  # object, Exception
+
+    def _framework(self, qual: str) -> bool:
+        return any(within(qual, prefix) for prefix in self.frameworks)
 
 
 def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: Exporter,
-              frameworks: Sequence[str] = ()) -> dict[str, str]:
+              frameworks: Sequence[str] = (), guess: Optional[Callable[[Path, str], Guess]] = None
+              ) -> dict[str, str]:
     """``{"ops.tf": "tensorflow", "ops.conv": "ops.conv", "pkg.backend.keras": "tensorflow.keras"}``:
     the names ``path`` imports from project modules, as it spells them, and what they are. Empty
     when it imports nothing of the kind (the usual case: no second walk). Names already spelled
-    as a framework's (``frameworks``: the sources of Keras itself) need no link."""
+    as a framework's (``frameworks``: the sources of Keras itself) need no link, and a module is
+    only parsed for a name ``guess`` cannot tell from outlines."""
     links: dict[str, str] = {}
     for module in facts.star_imports:
         if any(within(module, prefix) for prefix in frameworks):
@@ -48,8 +130,12 @@ def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: 
         found = resolver.resolve(path, qual)
         if not found or not found[1] or "." in found[1]:
             continue  # not a project module's name (a module itself, or an installed package)
-        exporter = facts_of(found[0])
-        target = exporter.exports.get(found[1]) if exporter is not None and not exporter.error else None
-        if target is not None:
+        known, target = guess(found[0], found[1]) if guess is not None else (False, None)
+        if not known:
+            exporter = facts_of(found[0])
+            target = exporter.exports.get(found[1]) if exporter is not None and not exporter.error else None
+        # a project function's name needs no link (calls are traced through re-exports anyway):
+        # only framework aliases and framework classes change what the walk sees
+        if target is not None and (target == LOCAL_FRAMEWORK or not resolver.resolve(path, target)):
             links[qual] = target
     return links

@@ -28,6 +28,12 @@ _LOOP_HEAD = re.compile(r"(?:for|while|with|async)\b")
 _CALL = re.compile(r"(?<!def )(?<!class )(\.?)\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 _BUILTINS = frozenset(dir(builtins))
+# a class and its bases, or the targets of an assignment (at any depth: a class or a fallback
+# bound inside ``if``/``try`` counts, and a function's local of the same name only costs a parse)
+_BOUND = re.compile(r"^[ \t]*(?:class[ \t]+(\w+)[ \t]*(?:\((?P<bases>[^)]*)\))?"
+                    r"|(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*"
+                    r"(?P<value>[-+\d'\"\[{]|(?:None|True|False)\b|[rbfuRBFU]{1,2}['\"])?)", re.MULTILINE)
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 # what changes the environment (reading it changes nothing)
 _SETS_ENV = re.compile(r"environ\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault|pop|clear)\b)|putenv|unsetenv")
 _STORE = re.compile(r"^(?P<target>[^=(\n]*?)(?<![=!<>])=(?!=)", re.MULTILINE)
@@ -49,6 +55,14 @@ class Outline:
     # imported names its module level calls (``setup`` of ``from .utils import setup``), by the
     # name ``local_imports`` resolves: active too if that is a project module's
     calls: tuple[str, ...] = ()
+    # how names another module may take from it are bound: ``("Net", "(Backbone,tf.keras.Model")``
+    # (a class and its bases, "?" for one that is not a dotted name), ``("keras", "<tensorflow.keras")``
+    # (one import), ``("tf", "=")`` (an assignment, or bound more than once); functions are not
+    # here. What ``links`` needs to know without a parse: is a name a framework class or alias
+    bindings: tuple[tuple[str, str], ...] = ()
+
+    def binding(self, name: str) -> str:
+        return dict(self.bindings).get(name, "")
 
 
 def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outline:
@@ -56,6 +70,7 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
     ``external``: top-level packages that are never project code."""
     imports: list[tuple[str, int]] = []
     imported: dict[str, str] = {}  # local name -> what it names
+    bound: dict[str, list[str]] = {}  # local name -> what it imports, one entry an import
     line, counted = 1, 0
     for match in import_statements(text, _IMPORT):
         line += text.count("\n", counted, match.start())
@@ -63,6 +78,7 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
         if match.group("modules") is not None:
             for name, alias in _NAME.findall(match.group("modules")):
                 imports.append((name, line))
+                bound.setdefault(alias or name.split(".")[0], []).append(name if alias else name.split(".")[0])
                 if name.split(".")[0] not in external:
                     imported[alias or name.split(".")[0]] = name if alias else name.split(".")[0]
             continue
@@ -71,9 +87,11 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
         for name, alias in _NAME.findall(match.group("names").strip("()")):
             if name == "*":
                 imports.append((base, line))
+                bound.setdefault("*", []).append(base)  # any name may come from there
                 continue
             joined = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
             imports.append((joined, line))
+            bound.setdefault(alias or name, []).append(joined)
             if project:
                 imported[alias or name] = joined
     # dunder methods (``super().__init__(...)``) run inside what is being defined
@@ -82,7 +100,35 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
     scan = _Scan(text, tokens, imported)
     active = scan.active()
     return Outline(tuple(imports), active, frozenset(words & tokens),
-                   () if active else tuple(sorted(scan.called_imports)))
+                   () if active else tuple(sorted(scan.called_imports)), _bindings(text, bound))
+
+
+def _bindings(text: str, imported: dict[str, list[str]]) -> tuple[tuple[str, str], ...]:
+    """``Outline.bindings``: ``imported`` as ``<a|b`` (conditional imports of one name), classes as
+    ``(bases``, values as ``~`` (a literal: never a framework alias or class), anything else that
+    assigns, or a mix of kinds, as ``=``."""
+    classes: dict[str, list[str]] = {}
+    values: set[str] = set()
+    assigned: set[str] = set()
+    for match in _BOUND.finditer(text):
+        if match.group(1):
+            bases = [b.strip() for b in (match.group("bases") or "").split(",")]
+            classes.setdefault(match.group(1), []).extend(
+                b if _DOTTED.fullmatch(b) else "?" for b in bases if b and "=" not in b)
+            continue
+        for target in match.group(3).split(","):
+            (values if match.group("value") else assigned).add(target.strip())
+    found: dict[str, str] = {}
+    for name in {*imported, *classes, *values, *assigned}:
+        if name in assigned or (name in imported and name in classes):
+            found[name] = "="
+        elif name in classes:
+            found[name] = "(" + ",".join(classes[name])
+        elif name in imported:
+            found[name] = "<" + "|".join(dict.fromkeys(imported[name]))
+        else:
+            found[name] = "~"
+    return tuple(sorted(found.items()))
 
 
 def import_statements(text: str, pattern: "re.Pattern[str]") -> Iterator["re.Match[str]"]:
@@ -199,7 +245,8 @@ def provider_tokens(kb: "KnowledgeBase") -> frozenset[str]:
 
 def outline_to_json(sketch: Outline) -> bytes:
     return json.dumps({"imports": [list(i) for i in sketch.imports], "active": sketch.active,
-                       "mentions": sorted(sketch.mentions), "calls": list(sketch.calls)}).encode()
+                       "mentions": sorted(sketch.mentions), "calls": list(sketch.calls),
+                       "bindings": [list(b) for b in sketch.bindings]}).encode()
 
 
 def outline_from_json(data: bytes) -> Outline:
@@ -208,10 +255,13 @@ def outline_from_json(data: bytes) -> Outline:
     imports = raw.get("imports") if isinstance(raw, dict) else None
     mentions = raw.get("mentions") if isinstance(raw, dict) else None
     calls = raw.get("calls") if isinstance(raw, dict) else None
+    bindings = raw.get("bindings") if isinstance(raw, dict) else None
     if not isinstance(imports, list) or not all(
             isinstance(i, list) and len(i) == 2 and isinstance(i[0], str) and type(i[1]) is int for i in imports):
         raise ValueError("not an outline")
-    if type(raw.get("active")) is not bool or not isinstance(mentions, list) or not isinstance(calls, list) or \
-            not all(isinstance(m, str) for m in mentions + calls):
+    if type(raw.get("active")) is not bool or not all(isinstance(v, list) for v in (mentions, calls, bindings)) or \
+            not all(isinstance(m, str) for m in mentions + calls) or not all(
+                isinstance(b, list) and len(b) == 2 and all(isinstance(x, str) for x in b) for b in bindings):
         raise ValueError("not an outline")
-    return Outline(tuple((name, line) for name, line in imports), raw["active"], frozenset(mentions), tuple(calls))
+    return Outline(tuple((name, line) for name, line in imports), raw["active"], frozenset(mentions), tuple(calls),
+                   tuple((name, how) for name, how in bindings))

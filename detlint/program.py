@@ -31,6 +31,9 @@ class TraceHit:
     anchor_line: int  # where, in the entry file, execution reached this hit
     anchor_col: int
     ordered: bool  # False for code the trace never reached (order unknown)
+    # the call sites, (file, line) from the entry inwards, through which the trace reached it: a
+    # model_fn's ops run inside the estimator.train() call that runs it
+    via: tuple[tuple[Path, int], ...] = ()
 
 
 @dataclass
@@ -251,7 +254,8 @@ class ProgramBuilder:
                     run(module, None, anchor, depth + 1)
             return True
 
-        def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int) -> None:
+        def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int,
+                via: tuple[tuple[Path, int], ...] = ()) -> None:
             if (path, scope) in visited:
                 return
             visited.add((path, scope))
@@ -277,13 +281,14 @@ class ProgramBuilder:
                 here = anchor or (line, col)
                 if isinstance(event, Hit):
                     reached.add(id(event))
-                    program.trace.append(TraceHit(event, path, here[0], here[1], True))
+                    program.trace.append(TraceHit(event, path, here[0], here[1], True, via))
                 elif isinstance(event, Path):
-                    run(event, None, None if event == program.entry and anchor is None else here, depth + 1)
+                    run(event, None, None if event == program.entry and anchor is None else here, depth + 1, via)
                 else:
                     for other_path, other_scope in list(targets(path, facts, event)):
                         run(other_path, other_scope,
-                            None if other_path == program.entry and anchor is None else here, depth)
+                            None if other_path == program.entry and anchor is None else here, depth,
+                            via + ((path, line),))
 
         run(program.entry, None, None, 0)
         program.modules = touched

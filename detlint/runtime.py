@@ -83,7 +83,7 @@ def installed(name: str) -> bool:
 
 
 def tf_version() -> Optional[Version]:
-    from .config import installed_tf_version
+    from .pins import installed_tf_version
 
     found = installed_tf_version()
     return found[0] if found else None

@@ -1,6 +1,8 @@
 """The knowledge base: schema checks, examples run as tests per version range, docs kept current."""
 from __future__ import annotations
 
+import re
+
 import shutil
 import textwrap
 from pathlib import Path
@@ -69,6 +71,8 @@ def test_rule_entries_are_complete() -> None:
 def test_docs_page_is_current() -> None:
     page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     assert page == rules_page(KB), "docs/rules.md drifted: run `detlint rule --all --markdown > docs/rules.md`"
+    outside_code = "\n".join(line for line in page.splitlines() if not line.startswith((" ", "`")))
+    assert not re.findall(r"\{(?:seed|version|api|os|fix|where|detail)\}", outside_code), "a placeholder left unfilled"
 
 
 @pytest.mark.parametrize("mutation, message", [

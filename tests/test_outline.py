@@ -8,7 +8,9 @@ import pytest
 
 from conftest import make_linter
 from detlint.cache import FactsCache
+from detlint.ftypes import LOCAL_FRAMEWORK
 from detlint.kb import load
+from detlint.links import OutlineExports
 from detlint.names import EXTERNAL_MODULES
 from detlint.outline import Outline, kb_tokens, outline, outline_from_json, outline_to_json
 
@@ -162,3 +164,97 @@ def test_a_project_that_is_a_package_imports_itself_by_name(tmp_path: Path) -> N
     assert "(in model.py:5)" in diags[0].message
     (root / "__init__.py").unlink()  # not a package: `mypkg` is some installed package, not followed
     assert make_linter("2.21", root=root).run([root / "train.py"]).diagnostics == []
+
+
+def test_bindings_say_how_a_module_binds_what_others_take_from_it() -> None:
+    found = dict(sketch("""\
+        import tensorflow as tf
+        from .base import Backbone
+        if BACKEND == "tf":
+            from .tf_layer import Layer
+        else:
+            from .torch_layer import Layer
+        from .helpers import *
+        keras = tf.keras
+        SIZE, NAME = 3, "x"
+        DEFAULT = None
+
+
+        class Net(Backbone, metaclass=Meta):
+            pass
+
+
+        class Plain:
+            pass
+
+
+        def build():
+            return Net()
+        """).bindings)
+    assert found["tf"] == "<tensorflow"
+    assert found["Layer"] == "<.tf_layer.Layer|.torch_layer.Layer"  # a backend switch: either
+    assert found["*"] == "<.helpers"
+    assert found["keras"] == "="  # an alias: the module's walk says what it is
+    assert found["SIZE"] == found["NAME"] == found["DEFAULT"] == "~"  # values: never a class or alias
+    assert found["Net"] == "(Backbone" and found["Plain"] == "("
+    assert "build" not in found  # a function: nothing to link
+
+
+MODEL_PACKAGE = {
+    "pyproject.toml": "",
+    "zoo/__init__.py": "from .models import Net, describe\n",
+    "zoo/models/__init__.py": "from .net import Net\nfrom .text import describe\n",
+    "zoo/models/net.py": """\
+        from ..blocks import Block
+        from ..layers.base import Base
+
+
+        class Net(Block):
+            def __init__(self):
+                super().__init__()
+        """,
+    "zoo/models/text.py": "def describe(model):\n    return str(model)\n",
+    "zoo/blocks.py": "from .layers.base import Base\n\n\nclass Block(Base):\n    pass\n",
+    "zoo/layers/__init__.py": "",
+    "zoo/layers/base.py": """\
+        import tensorflow as tf
+
+
+        class Base(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.dense = tf.keras.layers.Dense(2)
+        """,
+    "train.py": """\
+        import numpy as np
+        from zoo import Net, describe
+
+        model = Net()
+        model.compile("sgd", "mse")
+        model.fit(np.zeros((4, 2)), np.zeros((4, 2)))
+        print(describe(model))
+        """,
+}
+
+
+def test_a_model_class_reexported_by_a_package_is_told_from_outlines(tmp_path: Path) -> None:
+    """``Net`` reaches tf.keras.Model through two re-exports and two base classes in other
+    modules: the outlines say so without a parse, and the program sees a Keras model."""
+    write(tmp_path, MODEL_PACKAGE)
+    linter = make_linter("2.21", root=tmp_path)
+    guess = OutlineExports(linter._known_exports, linter.outline_of, linter.builder.resolver,
+                           KB.groups["frameworks"].imports)
+    package = (tmp_path / "zoo" / "__init__.py").resolve()
+    assert guess.export_of(package, "Net") == (True, LOCAL_FRAMEWORK)
+    assert guess.export_of(package, "describe") == (True, None)  # a function: nothing to link
+    assert linter._facts == {}  # told from outlines alone
+    diags = linter.run([tmp_path / "train.py"]).diagnostics
+    assert [(d.code, d.line) for d in diags] == [("DET101", 4)]  # its Dense initialiser, unseeded
+
+
+def test_a_plain_class_from_a_package_is_no_model(tmp_path: Path) -> None:
+    files = dict(MODEL_PACKAGE)
+    files["zoo/layers/base.py"] = "class Base:\n    def fit(self, x, y):\n        return self\n\n    def compile(self, *a):\n        pass\n"
+    write(tmp_path, files)
+    diags = make_linter("2.21", root=tmp_path).run([tmp_path / "train.py"]).diagnostics
+    assert diags == []

@@ -21,6 +21,7 @@ from detlint.versions import Version
 
 tf = pytest.importorskip("tensorflow")
 TF_VERSION = Version.parse(tf.__version__)
+KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "keras_tuner", "kerastuner", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras",
                       "fire", "typer", "matplotlib")
 
@@ -202,12 +203,108 @@ def kernel(seed: str) -> str:
     return next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("KERNEL"))
 
 
-@pytest.mark.skipif(int(importlib.import_module("keras").__version__.split(".")[0]) < 3, reason="Keras 3 claim")
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
 def test_keras3_needs_keras_set_random_seed() -> None:
     tf_only = {kernel("tf.random.set_seed(1)") for _ in range(2)}
     assert len(tf_only) == 2, "tf.random.set_seed alone made Keras 3 init reproducible"
     keras_seed = {kernel("keras.utils.set_random_seed(1)") for _ in range(2)}
     assert len(keras_seed) == 1
+
+
+# prints, per named model, the op types of interest in the graph of one Keras training step
+TRAIN_STEP_OPS = """
+    import keras
+    import tensorflow as tf
+    {setup}
+    WATCHED = {{"SparseSoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", "ResizeNearestNeighbor",
+                "ResizeNearestNeighborGrad", "ResizeBilinear", "ResizeBilinearGrad"}}
+
+    def step_ops(name, model, loss, x, y):
+        model.compile(optimizer="sgd", loss=loss)
+        model.optimizer.build(model.trainable_variables)
+        graph = tf.function(model.train_step).get_concrete_function((x, y)).graph
+        print("OPS", name, ",".join(sorted({{op.type for op in graph.get_operations()}} & WATCHED)))
+
+    L = keras.layers
+    features, classes = tf.TensorSpec([None, 4]), tf.TensorSpec([None], tf.int64)
+    onehot = tf.TensorSpec([None, 3])
+    def mlp(activation=None):
+        return keras.Sequential([keras.Input((4,)), L.Dense(8), L.Dense(3, activation=activation)])
+    {models}
+"""
+
+
+def train_step_ops(models: str, setup: str = "") -> dict[str, set[str]]:
+    code = textwrap.dedent(TRAIN_STEP_OPS).format(setup=setup, models=textwrap.dedent(models))
+    proc = run_tf(code)
+    rows = [line.split(" ", 2)[1:] for line in proc.stdout.splitlines() if line.startswith("OPS ")]
+    return {row[0]: set(filter(None, row[1].split(","))) if len(row) > 1 else set() for row in rows}
+
+
+LOSS_MODELS = """
+step_ops("sparse-string", mlp(), "sparse_categorical_crossentropy", features, classes)
+step_ops("sparse-string-softmax", mlp("softmax"), "sparse_categorical_crossentropy", features, classes)
+step_ops("sparse-function", mlp(), keras.losses.sparse_categorical_crossentropy, features, classes)
+step_ops("sparse-class", mlp(), keras.losses.SparseCategoricalCrossentropy(), features, classes)
+step_ops("categorical-string-softmax", mlp("softmax"), "categorical_crossentropy", features, onehot)
+step_ops("categorical-softmax-layer", keras.Sequential([keras.Input((4,)), L.Dense(3), L.Softmax()]),
+         "categorical_crossentropy", features, onehot)
+step_ops("categorical-logits", mlp(), keras.losses.CategoricalCrossentropy(from_logits=True), features, onehot)
+step_ops("categorical-string-linear", mlp(), "categorical_crossentropy", features, onehot)
+"""
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
+def test_keras3_crossentropy_losses_use_the_fused_softmax_ops() -> None:
+    """TF-SPARSE-SOFTMAX-XENT / TF-SOFTMAX-XENT: Keras 3 on TensorFlow always calls the fused sparse
+    op, and the dense one for logits and softmax outputs; under op determinism neither is built."""
+    ops = train_step_ops(LOSS_MODELS)
+    sparse, dense = {"SparseSoftmaxCrossEntropyWithLogits"}, {"SoftmaxCrossEntropyWithLogits"}
+    assert {name: ops[name] for name in ops if name.startswith("sparse")} == dict.fromkeys(
+        ["sparse-string", "sparse-string-softmax", "sparse-function", "sparse-class"], sparse)
+    assert ops["categorical-string-softmax"] == ops["categorical-softmax-layer"] == ops["categorical-logits"] == dense
+    assert ops["categorical-string-linear"] == set()
+    deterministic = train_step_ops(LOSS_MODELS, setup="tf.config.experimental.enable_op_determinism()")
+    assert len(deterministic) == 8 and all(found == set() for found in deterministic.values())
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 claim")
+def test_resize_backprop_runs_only_downstream_of_weights() -> None:
+    """Resizing at the model's input gets no gradient; after a layer with weights its nearest
+    kernel's backprop is built. Keras 3 Resizing(interpolation="nearest") is ResizeNearestNeighbor."""
+    ops = train_step_ops("""
+        image, target = tf.TensorSpec([None, 8, 8, 3]), tf.TensorSpec([None, 2])
+        def net(*stack):
+            return keras.Sequential([keras.Input((8, 8, 3)), *stack, L.GlobalAveragePooling2D()])
+        step_ops("nearest-at-input", net(L.RandomFlip(seed=1), L.Resizing(16, 16, interpolation="nearest"),
+                                         L.Conv2D(2, 3)), "mse", image, target)
+        step_ops("bilinear-at-input", net(L.Resizing(16, 16), L.Conv2D(2, 3)), "mse", image, target)
+        step_ops("nearest-after-conv", net(L.Conv2D(2, 3), L.Resizing(16, 16, "nearest")), "mse", image, target)
+        step_ops("bilinear-after-dense", net(L.Dense(2), L.Resizing(16, 16)), "mse", image, target)
+    """)
+    assert ops == {"nearest-at-input": {"ResizeNearestNeighbor"}, "bilinear-at-input": {"ResizeBilinear"},
+                   "nearest-after-conv": {"ResizeNearestNeighbor", "ResizeNearestNeighborGrad"},
+                   "bilinear-after-dense": {"ResizeBilinear", "ResizeBilinearGrad"}}
+
+
+def test_tf_data_stage_functions_are_not_differentiated() -> None:
+    """What a function given to Dataset.map computes is outside the gradient tape: a variable used
+    there gets no gradient, so no backprop kernel of its ops ever runs."""
+    proc = run_tf("""
+        import tensorflow as tf
+        scale = tf.Variable(2.0)
+        ds = tf.data.Dataset.from_tensors(tf.ones([1, 4, 4, 1])).map(
+            lambda image: tf.image.resize(image * scale, [8, 8], method="nearest"))
+        with tf.GradientTape(persistent=True) as tape:
+            batch = next(iter(ds))
+            direct = tf.image.resize(tf.ones([1, 4, 4, 1]) * scale, [8, 8], method="nearest")
+            loss = tf.reduce_sum(batch)
+            direct_loss = tf.reduce_sum(direct)
+        print("MAPPED", tape.gradient(loss, scale))
+        print("DIRECT", float(tape.gradient(direct_loss, scale)))
+    """)
+    assert "MAPPED None" in proc.stdout
+    assert "DIRECT 64.0" in proc.stdout, proc.stdout
 
 
 # ---- every API name the knowledge base claims exists on the installed version resolves ----------
@@ -249,3 +346,74 @@ def test_every_api_name_exists_in_the_installed_tensorflow() -> None:
             missing.append(f"{owner}: {name}")
     assert not missing, f"names the knowledge base claims exist in TF {TF_VERSION}:\n" + "\n".join(missing)
     assert checked > 150
+
+
+@pytest.mark.parametrize("name", ["Session", "InteractiveSession", "placeholder", "get_variable", "variable_scope",
+                                  "global_variables_initializer", "set_random_seed", "to_float", "random_normal",
+                                  "logging", "train.AdamOptimizer", "train.Saver", "layers.dense", "contrib"])
+def test_tf1_era_names_do_not_exist_in_tensorflow_2(name: str) -> None:
+    """The era evidence of rules/versions.yaml: code using these names cannot run on TF 2 (unless
+    it imports tensorflow.compat.v1 as tf, which the evidence excludes)."""
+    if TF_VERSION < Version(2, 0):
+        pytest.skip("a TensorFlow 2 claim")
+    eras = {era.id: era for era in kb_module.load().eras}
+    era = eras["tf-contrib" if name == "contrib" else "tf1-graph-api"]
+    assert any(p.search(f"tf.{name}(") for p in era.patterns)
+    assert era.tensorflow.contains(Version(1, 15)) and not era.tensorflow.contains(TF_VERSION)
+    holder = tf
+    for part in name.split("."):
+        if not hasattr(holder, part):
+            break
+        holder = getattr(holder, part)
+    else:
+        pytest.fail(f"tf.{name} exists in TensorFlow {tf.__version__}")
+    if name not in ("contrib", "layers.dense"):  # the TF 1 spelling, still there for compat.v1 code
+        compat = tf.compat.v1
+        for part in name.split("."):
+            compat = getattr(compat, part)
+
+
+def test_keras2_era_names_do_not_exist_in_keras_3() -> None:
+    keras = importlib.import_module("keras")
+    if int(keras.__version__.split(".")[0]) < 3:
+        pytest.skip("a Keras 3 claim")
+    assert not hasattr(keras.Model, "fit_generator") and not hasattr(keras.layers, "merge")
+    assert hasattr(keras, "ops") and hasattr(keras.utils, "set_random_seed")
+
+
+def test_set_seed_none_clears_the_global_seed() -> None:
+    """DET106: tf.random.set_seed(None) after a real seed leaves the ops unseeded (two runs differ),
+    while the real seed alone repeats."""
+    code = """
+        import sys
+        import tensorflow as tf
+        tf.random.set_seed(1)
+        if sys.argv[1:] == ["clear"]:
+            tf.random.set_seed(None)
+        print(float(tf.random.uniform([])))
+    """
+    def draw(*args: str) -> str:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
+                              env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout.strip()
+
+    assert draw() == draw()
+    assert draw("clear") != draw("clear")
+
+
+def test_op_determinism_makes_a_parallel_stateful_random_map_repeat() -> None:
+    """DET404's exception: under enable_op_determinism tf.data runs a map with stateful random
+    ops serially, so a seeded run draws the same numbers for the same elements every time."""
+    if TF_VERSION < Version(2, 8):
+        pytest.skip("enable_op_determinism arrived in TF 2.8")
+    code = """
+        import tensorflow as tf
+        tf.keras.utils.set_random_seed(3)
+        tf.config.experimental.enable_op_determinism()
+        ds = tf.data.Dataset.range(400).map(
+            lambda x: tf.random.uniform([]) + tf.cast(x, tf.float32) * 0.0, num_parallel_calls=8)
+        print(",".join(f"{float(v):.6f}" for v in ds))
+    """
+    first, second = run_tf(code).stdout, run_tf(code).stdout
+    assert first == second and len(first.split(",")) == 400

@@ -1,0 +1,141 @@
+"""The TensorFlow era a project's code was written for, when nothing pins it.
+
+Legacy repositories rarely pin TensorFlow, and the TensorFlow installed where detlint runs says
+nothing about them: advice for TF 2.21 (``enable_op_determinism()``) is wrong for TF1 graph
+code, which cannot even run there. The knowledge base's ``eras`` entries say which versions
+code using an API works on (``tf.Session``: before 2.0; ``enable_op_determinism``: from 2.8); a
+text scan of the project's files collects that evidence. Nothing is parsed or run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Sequence
+
+from .kb import Era
+from .versions import Version, known_versions
+
+MAX_FILES = 5000
+MAX_BYTES = 256 * 1024
+# folders that hold no project code
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules",
+                       "site-packages", "__pycache__", "build", "dist", ".detlint_cache", ".ipynb_checkpoints"})
+
+
+@dataclass(frozen=True)
+class EraGuess:
+    versions: tuple[Version, ...]  # the known versions all (or most) of the evidence allows
+    evidence: tuple[str, ...]  # what was seen (tf.placeholder, fit_generator), most files first
+    files: int  # how many files gave evidence
+
+    def describe(self) -> str:
+        return f"TensorFlow {self.versions[-1]} assumed from {', '.join(self.evidence[:3])} use " \
+               f"({self.files} file{'s' if self.files != 1 else ''}); nothing pins it"
+
+
+def project_files(root: Path) -> Iterator[Path]:
+    """Python files and notebooks under ``root``, without environments and build output."""
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith((".py", ".ipynb")):
+                count += 1
+                if count > MAX_FILES:
+                    return
+                yield Path(folder) / name
+
+
+def _text(path: Path) -> str:
+    limit = MAX_BYTES * (16 if path.suffix == ".ipynb" else 1)  # outputs make notebooks large
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+_FAST: dict[str, "re.Pattern[str]"] = {}
+
+
+def _search(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
+    """``pattern.search``, but a leading ``\b`` is checked by hand: without it the regular
+    expression engine skips ahead to its literal start (ten times faster over a large project)."""
+    if not pattern.pattern.startswith(r"\b"):
+        return pattern.search(text)
+    fast = _FAST.get(pattern.pattern)
+    if fast is None:
+        fast = _FAST[pattern.pattern] = re.compile(pattern.pattern[2:], pattern.flags)
+    start = 0
+    while True:
+        match = fast.search(text, start)
+        if match is None or match.start() == 0 or not (text[match.start() - 1].isalnum()
+                                                       or text[match.start() - 1] == "_"):
+            return match
+        start = match.start() + 1
+
+
+def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
+    """The eras whose patterns ``text`` matches (and no ``unless`` cancels), each with the first
+    text it matched, as the settings name it: ``tf.placeholder``."""
+    found = []
+    for era in eras:
+        match = next((m for m in (_search(p, text) for p in era.patterns) if m), None)
+        if match and not any(_search(p, text) for p in era.unless):
+            found.append((era, match.group(0).rstrip("(").lstrip(".")))
+    return found
+
+
+_PRINTS_TF_VERSION = re.compile(r"\b(?:tf|tensorflow)\.(?:__version__|version\.VERSION)\b")
+_OTHER_VERSION = re.compile(r"\b(?!tf\b|tensorflow\b)\w+\.__version__")
+_VERSION_TEXT = re.compile(r"^\s*['\"]?v?(\d+\.\d+)\.\d+")
+
+
+def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
+    """A notebook's saved output of ``print(tf.__version__)``: the version it last ran with."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell.get("source") or []) if isinstance(cell.get("source"), list) else str(cell.get("source"))
+        if not _PRINTS_TF_VERSION.search(source) or _OTHER_VERSION.search(source):
+            continue
+        for output in cell.get("outputs") or []:
+            data = output.get("text") or (output.get("data") or {}).get("text/plain") if isinstance(output, dict) else None
+            lines = data if isinstance(data, list) else [str(data or "")]
+            found = _VERSION_TEXT.match(lines[0]) if lines else None
+            if found:
+                return Version.parse(found.group(1)), f"tf.__version__ printed as {found.group(0).strip()}"
+    return None
+
+
+def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
+    """The versions the code's evidence allows: all files agreeing if they can, else the range
+    the most files agree on (a repository with a TF1 folder and a TF2 folder)."""
+    if not eras:
+        return None
+    known = known_versions()
+    found_in: list[tuple[tuple[Version, ...], list[tuple[Optional[Era], str]]]] = []
+    for path in files:
+        text = _text(path)
+        found = file_evidence(text, eras)
+        allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found))
+        printed = printed_tf_version(text) if path.suffix == ".ipynb" else None
+        if printed is not None and printed[0] in allowed:  # the version it ran with, if known
+            allowed, found = (printed[0],), [*found, (None, printed[1])]
+        if found and allowed:  # evidence, and none that contradicts itself
+            found_in.append((allowed, found))
+    if not found_in:
+        return None
+    common = tuple(v for v in known if all(v in allowed for allowed, _ in found_in))
+    chosen = common or Counter(allowed for allowed, _ in found_in).most_common(1)[0][0]
+    agreeing = [found for allowed, found in found_in if set(chosen) <= set(allowed)]
+    seen = Counter(text for found in agreeing for _, text in found)
+    return EraGuess(chosen, tuple(text for text, _ in seen.most_common()), len(agreeing))

@@ -1,0 +1,218 @@
+"""Which TensorFlow and Keras a project is checked against: its pins (every dependency file, a
+subfolder with its own), its own environment, and, when nothing says, the era of its code."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from detlint.config import load_settings
+from detlint.kb import load
+from detlint.pins import conda_requirements, pinned_keras_major, pinned_tf_version, setup_py_requirements
+from detlint.versions import Version
+
+KB = load()
+TF1_TRAINING = textwrap.dedent("""\
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    h = tf.layers.conv2d(x, 4, 3)
+    train_op = tf.train.AdamOptimizer().minimize(tf.reduce_mean(h))
+    with tf.Session() as sess:
+        sess.run(train_op)
+    """)
+TF2_TRAINING = textwrap.dedent("""\
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])
+    model.compile("adam", "mse")
+    model.fit(x, y)
+    """)
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def settings_of(root: Path, start: Path | None = None, env: dict[str, str] | None = None):
+    old = dict(os.environ)
+    os.environ.pop("VIRTUAL_ENV", None)
+    os.environ.pop("CONDA_PREFIX", None)
+    os.environ.update(env or {})
+    try:
+        return load_settings([start or root], eras=KB.eras)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def detlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    full_env.update({"NO_COLOR": "1", **(env or {})})
+    return subprocess.run([sys.executable, "-m", "detlint", "--no-cache", *args], cwd=cwd, capture_output=True,
+                          text=True, env=full_env, timeout=120)
+
+
+@pytest.mark.parametrize("line, major", [
+    ("keras-core>=0.1.6", 3), ("keras>=3.0", 3), ("keras==3.4.1", 3), ("keras<3", 2), ("keras==2.2.4", 2),
+    ("tf-keras~=2.16", 2), ("keras-hub>=0.15\nkeras-tuner\nkeras-cv\nkeras_preprocessing==1.1", None),
+    ("keras-nlp==0.6\nkeras_applications>=1.0", None),
+])
+def test_keras_family_packages_are_not_keras_pins(tmp_path: Path, line: str, major: int | None) -> None:
+    (tmp_path / "requirements.txt").write_text(line + "\n")
+    found = pinned_keras_major(tmp_path, print)
+    assert (found[0] if found else None) == major
+
+
+@pytest.mark.parametrize("line, version", [
+    ("tensorflow-datasets==4.0\ntensorflow-hub\ntensorflow_addons>=0.9", None),
+    ("tensorflow-gpu==2.4.1", "2.4"), ("tensorflow>=2.10,<2.13", "2.10"),
+    ("tensorflow==1.7.0", "1.13"), ("tensorflow-gpu>=1.4,<1.6", "1.13"), ("keras==2.1.6", "1.15"),
+])
+def test_tensorflow_pins(tmp_path: Path, line: str, version: str | None) -> None:
+    (tmp_path / "requirements.txt").write_text(line + "\n")
+    found = pinned_tf_version(tmp_path, print)
+    assert (str(found[0]) if found else None) == version
+
+
+def test_a_pin_older_than_the_knowledge_base_is_its_oldest_version_and_says_so(tmp_path: Path) -> None:
+    write(tmp_path, {"requirements.txt": "tensorflow-gpu==1.7\n", "train.py": TF2_TRAINING})
+    settings = settings_of(tmp_path)
+    assert settings.tf_version == Version(1, 13)
+    assert "older than any version detlint knows; checked as 1.13" in settings.tf_version_source
+    out = detlint("train.py", cwd=tmp_path).stdout
+    assert "DET202" in out and "no deterministic cuDNN mode before TF 1.14" in out
+    assert "enable_op_determinism" not in out and "set_random_seed(42)" in out
+
+
+def test_setup_py_environment_yml_and_pipfile_pins() -> None:
+    setup = """
+from setuptools import setup
+REQUIRED = ["numpy", "tensorflow-gpu>=1.12,<1.15"]
+setup(name="x", install_requires=REQUIRED + ["scipy"], extras_require={"gpu": ["tensorflow-gpu==1.14"]})
+"""
+    assert setup_py_requirements(setup) == ["numpy", "tensorflow-gpu>=1.12,<1.15", "scipy", "tensorflow-gpu==1.14"]
+    assert setup_py_requirements("import os\nos.system('rm -rf /')\nsetup(") == []  # not valid: nothing read
+    conda = "name: tf\ndependencies:\n  - python=3.6\n  - tensorflow-gpu=1.15.0=gpu_py36h5a509aa_0\n  - pip:\n    - keras==2.3.1\n"
+    assert conda_requirements(conda) == ["python==3.6", "tensorflow-gpu==1.15.0", "pip:", "keras==2.3.1"]
+
+
+@pytest.mark.parametrize("name, text, version", [
+    ("setup.py", "from setuptools import setup\nsetup(install_requires=['tensorflow>=2.3'])\n", "2.3"),
+    ("environment.yml", "dependencies:\n  - tensorflow=2.6\n", "2.6"),
+    ("Pipfile", '[packages]\ntensorflow = "==2.9.1"\n', "2.9"),
+    ("setup.cfg", "[options]\ninstall_requires =\n    tensorflow>=2.11\n", "2.11"),
+])
+def test_each_dependency_file_pins(tmp_path: Path, name: str, text: str, version: str) -> None:
+    write(tmp_path, {name: text, "train.py": TF2_TRAINING})
+    settings = settings_of(tmp_path)
+    assert str(settings.tf_version) == version and settings.tf_version_source.startswith(name)
+
+
+def test_a_subfolder_with_its_own_requirements_is_its_own_project_for_versions(tmp_path: Path) -> None:
+    write(tmp_path, {
+        ".git/HEAD": "", "README.md": "examples of two eras\n",
+        "v1/requirements.txt": "tensorflow==1.15\n", "v1/train.py": TF2_TRAINING,
+        "v2/requirements.txt": "tensorflow==2.12\n", "v2/train.py": TF2_TRAINING,
+    })
+    assert str(settings_of(tmp_path, tmp_path / "v1" / "train.py").tf_version) == "1.15"
+    assert str(settings_of(tmp_path, tmp_path / "v2").tf_version) == "2.12"
+    lines = detlint(".", cwd=tmp_path).stdout.splitlines()
+    v1 = [line for line in lines if line.startswith("v1/train.py") and "DET201" in line]
+    v2 = [line for line in lines if line.startswith("v2/train.py") and "DET201" in line]
+    assert v1 and "TF_CUDNN_DETERMINISTIC" in v1[0] and "TF 1.15" in v1[0]
+    assert v2 and "enable_op_determinism()" in v2[0] and "TF 2.12" in v2[0]
+
+
+def test_tf1_code_with_nothing_pinned_is_checked_as_tf1_and_says_so(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "train.py": TF1_TRAINING})
+    settings = json.loads(detlint(".", "--show-settings", cwd=tmp_path).stdout)
+    assert settings["tensorflow-version"] == "1.15"
+    assert settings["tensorflow-version-source"].startswith("TensorFlow 1.15 assumed from tf.placeholder use (1 file)")
+    out = detlint(".", cwd=tmp_path).stdout
+    det201 = next(line for line in out.splitlines() if "DET201" in line)
+    assert "TF_CUDNN_DETERMINISTIC" in det201 and "TensorFlow 1.15 assumed from tf.placeholder use" in det201
+    assert "enable_op_determinism" not in out
+
+
+@pytest.mark.parametrize("text, version", [
+    # TF 2 code written in the TF 1 style: no evidence of TF 1
+    ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\nx = tf.placeholder(tf.float32)\n", "2.21"),
+    ("from tensorflow.contrib import slim\n", "1.15"),
+    ("from keras.layers import Dense, merge\nmodel.fit_generator(gen)\n", "2.15"),
+    ("model.fit_generator(gen)\ntf.config.experimental.enable_op_determinism()\n", "2.15"),
+    ("import keras\nkeras.utils.set_random_seed(1)\ny = keras.ops.relu(x)\n", "2.21"),
+])
+def test_evidence_of_the_era(tmp_path: Path, text: str, version: str) -> None:
+    write(tmp_path, {".git/HEAD": "", "train.py": text})
+    assert str(settings_of(tmp_path).tf_version) == version
+
+
+def test_most_files_decide_when_the_code_mixes_eras(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "a.py": TF1_TRAINING, "b.py": TF1_TRAINING,
+                     "c.py": "import tensorflow as tf\ntf.config.experimental.enable_op_determinism()\n"})
+    settings = settings_of(tmp_path)
+    assert str(settings.tf_version) == "1.15" and "(2 files)" in settings.tf_version_source
+
+
+def test_a_pin_wins_over_the_code(tmp_path: Path) -> None:
+    write(tmp_path, {"requirements.txt": "tensorflow==2.4\n", "train.py": TF1_TRAINING})
+    settings = settings_of(tmp_path)
+    assert str(settings.tf_version) == "2.4" and settings.tf_version_assumed == ""
+
+
+def fake_environment(prefix: Path, dist: str, version: str) -> Path:
+    """An environment as pip leaves it: pyvenv.cfg and the package's .dist-info folder."""
+    (prefix / "lib" / "python3.11" / "site-packages" / f"{dist}-{version}.dist-info").mkdir(parents=True)
+    (prefix / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return prefix
+
+
+def test_the_installed_version_comes_from_the_projects_environment(tmp_path: Path) -> None:
+    """A pre-commit hook runs in its own environment (its VIRTUAL_ENV has no TensorFlow): the
+    project's .venv says which TensorFlow the code runs on, as it does for the command line."""
+    write(tmp_path / "proj", {".git/HEAD": "", "train.py": TF2_TRAINING})
+    fake_environment(tmp_path / "proj" / ".venv", "tensorflow_cpu", "2.6.2")
+    hook_env = fake_environment(tmp_path / "hook-env", "flake8", "7.0.0")
+    from_hook = settings_of(tmp_path / "proj", env={"VIRTUAL_ENV": str(hook_env)})
+    from_cli = settings_of(tmp_path / "proj")
+    assert (str(from_hook.tf_version), str(from_cli.tf_version)) == ("2.6", "2.6")
+    assert from_cli.tf_version_source == f"tensorflow-cpu 2.6.2 installed in {tmp_path / 'proj' / '.venv'}"
+    conda = fake_environment(tmp_path / "conda", "tensorflow", "2.9.0")
+    assert str(settings_of(tmp_path / "proj", env={"CONDA_PREFIX": str(conda)}).tf_version) == "2.9"
+
+
+def test_code_that_cannot_run_on_the_installed_version_is_checked_for_its_own_era(tmp_path: Path) -> None:
+    write(tmp_path / "proj", {".git/HEAD": "", "train.py": TF1_TRAINING})
+    fake_environment(tmp_path / "proj" / ".venv", "tensorflow", "2.12.0")
+    settings = settings_of(tmp_path / "proj")
+    assert str(settings.tf_version) == "1.15" and "assumed from tf.placeholder" in settings.tf_version_source
+    write(tmp_path / "proj", {"train.py": TF2_TRAINING})
+    assert str(settings_of(tmp_path / "proj").tf_version) == "2.12"
+
+
+def notebook(*cells: tuple[str, list[str]]) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": [source],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]} for source, text in cells]})
+
+
+def test_a_notebook_that_printed_its_tensorflow_version_says_it(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "lesson.ipynb": notebook(
+        ("import tensorflow as tf\nprint(tf.__version__)", ["2.3.0\n"]),
+        ("model.fit(x, y)", ["Epoch 1/1\n"]))})
+    settings = settings_of(tmp_path)
+    assert str(settings.tf_version) == "2.3"
+    assert settings.tf_version_source.startswith("TensorFlow 2.3 assumed from tf.__version__ printed as 2.3.0")
+    # a cell that prints several versions says nothing about which is TensorFlow's
+    write(tmp_path, {"lesson.ipynb": notebook(("print(np.__version__, tf.__version__)", ["1.19.2 2.3.0\n"]))})
+    assert str(settings_of(tmp_path).tf_version) != "2.3"

@@ -98,11 +98,20 @@ def pyproject_requirements(path: Path, warn: Warn) -> list[str]:
         deps.extend(_strings(items, f"[project.optional-dependencies] {extra}", where, warn))
     tool = _table(data.get("tool"), "'tool'", where, warn)
     poetry = _table(tool.get("poetry"), "[tool.poetry]", where, warn)
-    for name, spec in _table(poetry.get("dependencies"), "[tool.poetry] dependencies", where, warn).items():
+    deps.extend(_named_requirements(_table(poetry.get("dependencies"), "[tool.poetry] dependencies", where, warn)))
+    return deps
+
+
+def _named_requirements(table: dict[str, Any]) -> list[str]:
+    """``{"tensorflow": "^2.4"}`` (Poetry, Pipfile; a table with ``version`` too) as requirement
+    strings: ``tensorflow==2.4``; ``*`` is any version."""
+    deps = []
+    for name, spec in table.items():
         if isinstance(spec, dict):
             spec = spec.get("version")
         if isinstance(spec, str):
-            deps.append(f"{name}{'' if spec[:1] in '<>=!~*' else '=='}{spec.lstrip('^')}")
+            spec = spec.strip().lstrip("^")
+            deps.append(name + ("" if spec in ("", "*") else spec if spec[:1] in "<>=!~" else "==" + spec))
     return deps
 
 
@@ -111,14 +120,7 @@ def pipfile_requirements(path: Path) -> list[str]:
         data = tomllib.loads(_read(path))
     except (tomllib.TOMLDecodeError, RecursionError):
         return []
-    deps = []
-    for section in ("packages", "dev-packages"):
-        for name, spec in _table(data.get(section)).items():
-            if isinstance(spec, dict):
-                spec = spec.get("version")
-            if isinstance(spec, str):
-                deps.append(f"{name}{'' if spec.strip() == '*' else spec}")
-    return deps
+    return [dep for section in ("packages", "dev-packages") for dep in _named_requirements(_table(data.get(section)))]
 
 
 def conda_requirements(text: str) -> list[str]:

@@ -111,6 +111,8 @@ setup(name="x", install_requires=REQUIRED + ["scipy"], extras_require={"gpu": ["
     ("environment.yml", "dependencies:\n  - tensorflow=2.6\n", "2.6"),
     ("Pipfile", '[packages]\ntensorflow = "==2.9.1"\n', "2.9"),
     ("setup.cfg", "[options]\ninstall_requires =\n    tensorflow>=2.11\n", "2.11"),
+    ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.8"\ntensorflow = {version = "^2.5"}\n', "2.5"),
+    ("Pipfile", '[packages]\ntensorflow = "*"\n[dev-packages]\ntensorflow-gpu = "==2.7"\n', "2.7"),
 ])
 def test_each_dependency_file_pins(tmp_path: Path, name: str, text: str, version: str) -> None:
     write(tmp_path, {name: text, "train.py": TF2_TRAINING})

@@ -32,6 +32,9 @@ DEFAULT_NOT_TRAINING = ("tests", "test", "testing", "test_*.py", "*_test.py", "c
                         "demo", "demos", "visualization", "visualisation", "visualize*.py", "visualise*.py",
                         "plot_*.py", "convert*.py", "export*.py")
 DEFAULT_SEVERITY = "warning"
+# the share of a project's TensorFlow/Keras files whose code must show its era before detlint
+# checks the project as of that era rather than the installed (or newest) version
+ERA_SHARE = 0.25
 
 
 class ConfigError(Exception):
@@ -180,9 +183,10 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> No
         from .eras import code_era, project_files
 
         guess = code_era(project_files(settings.version_root), eras) if eras else None
-        if guess is not None and (installed is None or installed[0] not in guess.versions):
-            found = guess.versions[-1], guess.describe()
-            settings.tf_version_assumed = f"TensorFlow {guess.versions[-1]} assumed from {guess.evidence[0]} use"
+        # a few files of another era (a migration guide among current notebooks) decide nothing
+        if guess is not None and guess.share >= ERA_SHARE and (installed is None or installed[0] not in guess.versions):
+            found = guess.version, guess.describe()
+            settings.tf_version_assumed = f"TensorFlow {guess.version} assumed from {guess.evidence[0]} use"
         else:
             found = installed
     if found:

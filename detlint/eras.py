@@ -29,11 +29,13 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "
 @dataclass(frozen=True)
 class EraGuess:
     versions: tuple[Version, ...]  # the known versions all (or most) of the evidence allows
+    version: Version  # the one to check against: what such code was typically written for
     evidence: tuple[str, ...]  # what was seen (tf.placeholder, fit_generator), most files first
     files: int  # how many files gave evidence
+    share: float = 1.0  # of the files that use TensorFlow or Keras
 
     def describe(self) -> str:
-        return f"TensorFlow {self.versions[-1]} assumed from {', '.join(self.evidence[:3])} use " \
+        return f"TensorFlow {self.version} assumed from {', '.join(self.evidence[:3])} use " \
                f"({self.files} file{'s' if self.files != 1 else ''}); nothing pins it"
 
 
@@ -50,13 +52,29 @@ def project_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _text(path: Path) -> str:
+def _raw(path: Path) -> str:
     limit = MAX_BYTES * (16 if path.suffix == ".ipynb" else 1)  # outputs make notebooks large
     try:
         with open(path, "rb") as handle:
             return handle.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+
+
+def code_text(path: Path, raw: str) -> str:
+    """What runs: a notebook's code cells (a migration guide's prose names ``tf.Session``), a
+    script without its comment lines (a commented-out ``sess = tf.Session()``)."""
+    if path.suffix == ".ipynb":
+        try:
+            cells = json.loads(raw).get("cells", [])
+        except (ValueError, AttributeError, RecursionError):
+            return ""
+        raw = "\n".join("".join(c.get("source") or []) if isinstance(c.get("source"), list) else str(c.get("source"))
+                        for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    return _COMMENT_LINE.sub("", raw)
 
 
 _FAST: dict[str, "re.Pattern[str]"] = {}
@@ -90,6 +108,7 @@ def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     return found
 
 
+_USES_FRAMEWORK = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:tensorflow|keras|tf_keras)\b", re.MULTILINE)
 _PRINTS_TF_VERSION = re.compile(r"\b(?:tf|tensorflow)\.(?:__version__|version\.VERSION)\b")
 _OTHER_VERSION = re.compile(r"\b(?!tf\b|tensorflow\b)\w+\.__version__")
 _VERSION_TEXT = re.compile(r"^\s*['\"]?v?(\d+\.\d+)\.\d+")
@@ -123,11 +142,14 @@ def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
         return None
     known = known_versions()
     found_in: list[tuple[tuple[Version, ...], list[tuple[Optional[Era], str]]]] = []
+    framework_files = 0
     for path in files:
-        text = _text(path)
-        found = file_evidence(text, eras)
-        allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found))
-        printed = printed_tf_version(text) if path.suffix == ".ipynb" else None
+        raw = _raw(path)
+        text = code_text(path, raw)
+        framework_files += bool(_USES_FRAMEWORK.search(text))
+        found: list[tuple[Optional[Era], str]] = list(file_evidence(text, eras))
+        allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found if era))
+        printed = printed_tf_version(raw) if path.suffix == ".ipynb" else None
         if printed is not None and printed[0] in allowed:  # the version it ran with, if known
             allowed, found = (printed[0],), [*found, (None, printed[1])]
         if found and allowed:  # evidence, and none that contradicts itself
@@ -138,4 +160,6 @@ def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
     chosen = common or Counter(allowed for allowed, _ in found_in).most_common(1)[0][0]
     agreeing = [found for allowed, found in found_in if set(chosen) <= set(allowed)]
     seen = Counter(text for found in agreeing for _, text in found)
-    return EraGuess(chosen, tuple(text for text, _ in seen.most_common()), len(agreeing))
+    typical = [era.assume for found in agreeing for era, _ in found if era and era.assume in chosen]
+    return EraGuess(chosen, min(typical) if typical else chosen[-1], tuple(text for text, _ in seen.most_common()),
+                    len(agreeing), len(agreeing) / max(framework_files, len(agreeing)))

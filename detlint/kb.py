@@ -181,6 +181,9 @@ class Era:
     patterns: tuple["re.Pattern[str]", ...]
     unless: tuple["re.Pattern[str]", ...]  # in the same file, the patterns say nothing
     tensorflow: VersionRange
+    # the version such code was typically written for (fit_generator: TF 2.0, not the newest
+    # the range allows); None: the newest the evidence allows
+    assume: Optional[Version] = None
 
 
 @dataclass
@@ -251,7 +254,7 @@ class _Reader:
 
     def era(self, spec: Any, where: str) -> Era:
         self.expect(isinstance(spec, dict), where, "expected a mapping")
-        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow"}
+        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "assume"}
         self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
         for key in ("id", "evidence", "text", "tensorflow"):
             self.expect(key in spec, where, f"missing field {key!r}")
@@ -268,7 +271,8 @@ class _Reader:
 
         return Era(id=str(spec["id"]), evidence=str(spec["evidence"]), patterns=patterns(spec["text"], "text"),
                    unless=patterns(spec.get("unless"), "unless"),
-                   tensorflow=self.version_range(spec["tensorflow"], f"{where}.tensorflow"))
+                   tensorflow=self.version_range(spec["tensorflow"], f"{where}.tensorflow"),
+                   assume=Version.parse(str(spec["assume"])) if spec.get("assume") is not None else None)
 
     def version_range(self, text: Any, where: str) -> VersionRange:
         try:

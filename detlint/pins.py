@@ -58,11 +58,15 @@ def version_root(start: Path, project_root: Path) -> Path:
 
 
 def _read(path: Path) -> str:
+    """The file's text: UTF-8, or UTF-16 with its byte-order mark (conda on Windows writes it)."""
     try:
         with open(path, "rb") as handle:
-            return handle.read(MAX_BYTES).decode("utf-8", errors="replace")
+            data = handle.read(MAX_BYTES)
     except OSError:
         return ""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def _strings(value: Any, what: str, where: str, warn: Warn) -> list[str]:

@@ -150,7 +150,10 @@ def test_tf1_code_with_nothing_pinned_is_checked_as_tf1_and_says_so(tmp_path: Pa
     # TF 2 code written in the TF 1 style: no evidence of TF 1
     ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\nx = tf.placeholder(tf.float32)\n", "2.21"),
     ("from tensorflow.contrib import slim\n", "1.15"),
-    ("from keras.layers import Dense, merge\nmodel.fit_generator(gen)\n", "2.15"),
+    # Keras 2 code is TF 2.0-era code (it runs up to 2.15; the older advice works on both)
+    ("from keras.layers import Dense, merge\nmodel.fit_generator(gen)\n", "2.0"),
+    # prose and comments are not code
+    ("import tensorflow as tf\n# sess = tf.Session()\n    # x = tf.placeholder(tf.float32)\n", "2.21"),
     ("model.fit_generator(gen)\ntf.config.experimental.enable_op_determinism()\n", "2.15"),
     ("import keras\nkeras.utils.set_random_seed(1)\ny = keras.ops.relu(x)\n", "2.21"),
 ])
@@ -218,3 +221,26 @@ def test_a_notebook_that_printed_its_tensorflow_version_says_it(tmp_path: Path) 
     # a cell that prints several versions says nothing about which is TensorFlow's
     write(tmp_path, {"lesson.ipynb": notebook(("print(np.__version__, tf.__version__)", ["1.19.2 2.3.0\n"]))})
     assert str(settings_of(tmp_path).tf_version) != "2.3"
+
+
+def test_a_notebooks_prose_is_no_evidence(tmp_path: Path) -> None:
+    guide = json.loads(notebook(("import tensorflow as tf\nmodel.fit(x, y)", [])))
+    guide["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": ["In TF1 you wrote `tf.Session()`."]})
+    write(tmp_path, {".git/HEAD": "", "migrate.ipynb": json.dumps(guide)})
+    assert str(settings_of(tmp_path).tf_version) == "2.21"
+
+
+def test_a_few_files_of_another_era_decide_nothing(tmp_path: Path) -> None:
+    """A migration example among current code: one TF1 file of five that use TensorFlow."""
+    files = {".git/HEAD": "", "legacy/old_way.py": TF1_TRAINING}
+    files.update({f"models/m{i}.py": TF2_TRAINING for i in range(4)})
+    write(tmp_path, files)
+    assert str(settings_of(tmp_path).tf_version) == "2.21"
+    write(tmp_path, {"legacy/old_way_2.py": TF1_TRAINING})  # two of six: a third of the code is TF1
+    assert str(settings_of(tmp_path).tf_version) == "1.15"
+
+
+def test_a_utf16_environment_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / "environment.yml").write_bytes("dependencies:\n  - tensorflow=2.8\n".encode("utf-16"))
+    write(tmp_path, {"train.py": TF2_TRAINING})
+    assert str(settings_of(tmp_path).tf_version) == "2.8"

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
-from .kb import KnowledgeBase, Matcher, Rule
+from .kb import KnowledgeBase, Matcher, Rule, expand_name
 from .names import EXTERNAL_MODULES, pretty
 from .program import Program, TraceHit
 
@@ -325,6 +325,13 @@ class Evaluator:
             return False  # a draw that is only printed or plotted does not feed training
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
 
+    def _rewritable(self, op_id: str, hit: Hit) -> bool:
+        """Is ``hit`` a call the op's rewrite is written for (``tf.nn.bias_add(x, b)``), not
+        another of its sources (a Dense layer, ``tf.layers.dense``) that no template fits?"""
+        op = self.kb.ops[op_id]
+        calls = {expand_name(name) for name in (op.rewrite or {}).get("call", ())}
+        return bool(calls) and bool(calls.intersection(op.matchers[hit.index].names))
+
     def _program_diagnostic(self, rule: Rule, check: dict[str, Any], program: Program, first: TraceHit,
                             uses: list[TraceHit], late_after: Optional[TraceHit], display: str,
                             where_of: Any, program_name: str = "the program", here: bool = False) -> Diagnostic:
@@ -359,7 +366,7 @@ class Evaluator:
             wanted = set(diag.fix_spec["rewrite-ops"])
             for th in uses:
                 kind, _, key = th.hit.owner.partition(":")
-                if kind == "op" and key in wanted and self.kb.ops[key].rewrite:
+                if kind == "op" and key in wanted and self._rewritable(key, th.hit):
                     span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
                     diag.rewrite_sites.append((str(th.path), span, key))
         return diag

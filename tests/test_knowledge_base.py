@@ -125,3 +125,16 @@ def test_every_python_random_draw_is_a_python_consumer() -> None:
     assert {"gauss", "weibullvariate", "randbytes"} <= drawing
     missing = {f"random.{name}" for name in drawing} - _group_calls("python-random-consumers")
     assert not missing, sorted(missing)
+
+
+def test_no_specific_spelling_hides_another_owners_entry() -> None:
+    """Lookups stop at the most specific spelling the knowledge base knows (tf.compat.v1.x before
+    tf.x): an owner listing only the specific one would hide every other owner's entry for x."""
+    from detlint.names import candidates
+
+    for kind, by_name in KB.index.items():
+        for name, entries in by_name.items():
+            owners = {owner for owner, _ in entries}
+            for general in candidates(name)[1:]:
+                hidden = {owner for owner, _ in by_name.get(general, ())} - owners
+                assert not hidden, f"{kind} {name} hides {sorted(hidden)} of {general}"

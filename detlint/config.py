@@ -34,7 +34,7 @@ DEFAULT_NOT_TRAINING = ("tests", "test", "testing", "test_*.py", "*_test.py", "c
 DEFAULT_SEVERITY = "warning"
 # the share of a project's TensorFlow/Keras files whose code must show its era before detlint
 # checks the project as of that era rather than the installed (or newest) version
-ERA_SHARE = 0.25
+ERA_SHARE = 0.1
 
 
 class ConfigError(Exception):

@@ -104,7 +104,7 @@ def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     for era in eras:
         match = next((m for m in (_search(p, text) for p in era.patterns) if m), None)
         if match and not any(_search(p, text) for p in era.unless):
-            found.append((era, match.group(0).rstrip("(").lstrip(".")))
+            found.append((era, re.sub(r"\s+", "", match.group(0)).rstrip("(").lstrip(".")))
     return found
 
 
@@ -136,8 +136,8 @@ def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
 
 
 def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
-    """The versions the code's evidence allows: all files agreeing if they can, else the range
-    the most files agree on (a repository with a TF1 folder and a TF2 folder)."""
+    """The versions the code's evidence allows: the ones most files allow (all files, when they
+    agree; a repository with a TF1 folder and a larger TF2 folder is checked as TF2)."""
     if not eras:
         return None
     known = known_versions()
@@ -156,8 +156,10 @@ def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
             found_in.append((allowed, found))
     if not found_in:
         return None
-    common = tuple(v for v in known if all(v in allowed for allowed, _ in found_in))
-    chosen = common or Counter(allowed for allowed, _ in found_in).most_common(1)[0][0]
+    # the versions the most files allow (all of them, when the evidence agrees): TF 2 seeding in
+    # some files and lr= in others mean 2.0-2.10, whatever a few TF1 lessons among them say
+    support = {v: sum(v in allowed for allowed, _ in found_in) for v in known}
+    chosen = tuple(v for v in known if support[v] == max(support.values()))
     agreeing = [found for allowed, found in found_in if set(chosen) <= set(allowed)]
     seen = Counter(text for found in agreeing for _, text in found)
     typical = [era.assume for found in agreeing for era, _ in found if era and era.assume in chosen]

@@ -378,6 +378,8 @@ def test_keras2_era_names_do_not_exist_in_keras_3() -> None:
     if int(keras.__version__.split(".")[0]) < 3:
         pytest.skip("a Keras 3 claim")
     assert not hasattr(keras.Model, "fit_generator") and not hasattr(keras.layers, "merge")
+    with pytest.raises((ValueError, TypeError)):  # the lr= evidence: Keras 3 optimizers reject it
+        keras.optimizers.Adam(lr=0.1)
     assert hasattr(keras, "ops") and hasattr(keras.utils, "set_random_seed")
 
 

@@ -231,12 +231,12 @@ def test_a_notebooks_prose_is_no_evidence(tmp_path: Path) -> None:
 
 
 def test_a_few_files_of_another_era_decide_nothing(tmp_path: Path) -> None:
-    """A migration example among current code: one TF1 file of five that use TensorFlow."""
+    """A migration example among current code: one TF1 file of twelve that use TensorFlow."""
     files = {".git/HEAD": "", "legacy/old_way.py": TF1_TRAINING}
-    files.update({f"models/m{i}.py": TF2_TRAINING for i in range(4)})
+    files.update({f"models/m{i}.py": TF2_TRAINING for i in range(11)})
     write(tmp_path, files)
     assert str(settings_of(tmp_path).tf_version) == "2.21"
-    write(tmp_path, {"legacy/old_way_2.py": TF1_TRAINING})  # two of six: a third of the code is TF1
+    write(tmp_path, {"legacy/old_way_2.py": TF1_TRAINING})  # two of thirteen: more than a tenth
     assert str(settings_of(tmp_path).tf_version) == "1.15"
 
 
@@ -244,3 +244,16 @@ def test_a_utf16_environment_file_is_read(tmp_path: Path) -> None:
     (tmp_path / "environment.yml").write_bytes("dependencies:\n  - tensorflow=2.8\n".encode("utf-16"))
     write(tmp_path, {"train.py": TF2_TRAINING})
     assert str(settings_of(tmp_path).tf_version) == "2.8"
+
+
+def test_tf2_seeding_and_lr_mean_early_tf2_whatever_a_few_tf1_lessons_say(tmp_path: Path) -> None:
+    """A TF 2.0 tutorial repository: tf.random.set_seed (2.0 on) in some lessons, optimizers
+    given lr= (before 2.11) in others, and a few TF1 lessons: checked as TF 2.0."""
+    files = {".git/HEAD": "", "lesson1/tf1.py": TF1_TRAINING}
+    files.update({f"lesson{i}/main.py": "import tensorflow as tf\ntf.random.set_seed(22)\n" for i in range(2, 5)})
+    files.update({f"lesson{i}/train.py": "from tensorflow import keras\nopt = keras.optimizers.Adam(lr = 1e-3)\n"
+                  for i in range(5, 7)})
+    write(tmp_path, files)
+    settings = settings_of(tmp_path)
+    assert str(settings.tf_version) == "2.0"
+    assert "tf.random.set_seed" in settings.tf_version_source and "Adam(lr=" in settings.tf_version_source

@@ -29,8 +29,10 @@ def run_cli(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tupl
 
 def options_for(text: str) -> list[str]:
     version = fixture_version_from_text(text)
-    return ["--tf-version", version, "--isolated", "--fix"] + ([] if "safe-only" in text.splitlines()[0] else
-                                                                ["--unsafe-fixes"])
+    first = text.splitlines()[0]
+    opt_in = first.split("extend-select=")[1].split()[0] if "extend-select=" in first else None
+    return ["--tf-version", version, "--isolated", "--fix"] + ([] if "safe-only" in first else ["--unsafe-fixes"]) \
+        + (["--extend-select", opt_in] if opt_in else [])
 
 
 def fixture_version_from_text(text: str) -> str:

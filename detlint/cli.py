@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -73,6 +74,10 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--statistics", action="store_true", help="print only the number of findings per rule")
     p.add_argument("--no-progress", action="store_true",
                    help="never show progress (shown on stderr for long runs, only when it is a terminal)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print the findings and nothing else (no summary, no progress)")
+    p.add_argument("-s", "--silent", action="store_true",
+                   help="print nothing; the exit status still says whether there are findings")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour or speed")
@@ -123,12 +128,16 @@ def group_by_project(files: list[Path], default_root: Path) -> dict[Path, list[P
     pyproject.toml or another dependency file (requirements.txt, setup.py, environment.yml, ...),
     the run's root otherwise."""
     groups: dict[Path, list[Path]] = {}
+    stops = {default_root, default_root.resolve()}
+    has_deps: dict[Path, bool] = {}  # files share folders: look at each once
     for path in files:
         root = default_root
         for parent in Path(os.path.abspath(path)).parents:
-            if parent == default_root or parent == default_root.resolve():
+            if parent in stops:
                 break
-            if has_dependency_file(parent):
+            if parent not in has_deps:
+                has_deps[parent] = has_dependency_file(parent)
+            if has_deps[parent]:
                 root = parent
                 break
         groups.setdefault(root, []).append(path)
@@ -256,7 +265,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         diags = []
         fixing = args.fix or args.diff or args.fix_only
         jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
-        progress = None if fixing else Progress.create(len(files), sys.stderr, enabled=not args.no_progress)
+        progress = None if fixing else Progress.create(len(files), sys.stderr, enabled=not (args.no_progress or args.quiet or args.silent))
 
         def cache_for(sub: Linter) -> Optional[FactsCache]:
             if args.no_cache:
@@ -313,6 +322,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
         attach_edits(linter, diags)
     stream: TextIO = out
+    if args.silent:
+        stream = io.StringIO()  # the report is dropped; an -o file is still written
     handle = None
     if args.output_file:
         try:
@@ -335,8 +346,10 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             write_statistics(diags, stream, settings.output_format, unsafe=args.unsafe_fixes)
         else:
             emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
-                 unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url)
-        if args.fix and not args.statistics and settings.output_format in ("concise", "full"):
+                 unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url,
+                 summary=not (args.quiet or args.silent))
+        if args.fix and not (args.statistics or args.quiet or args.silent) \
+                and settings.output_format in ("concise", "full"):
             stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
     finally:
         if handle:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import subprocess
 from pathlib import Path
@@ -16,18 +17,23 @@ DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eg
                     ".ruff_cache", ".detlint_cache", ".ipynb_checkpoints", "__pypackages__")
 
 
-def _matches(path: Path, root: Path, patterns: Iterable[str]) -> bool:
-    try:
-        rel = Path(os.path.realpath(path)).relative_to(root).as_posix()
-    except ValueError:
-        rel = path.as_posix()
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern) \
-                or fnmatch.fnmatch(rel, pattern + "/*") or any(fnmatch.fnmatch(part, pattern)
-                                                             for part in Path(rel).parts[:-1]):
-            return True
-    return False
+class Excludes:
+    """Exclude patterns, each matching the path from the root, the file's name, a folder on the
+    way or what is inside a matching path; compiled once (a walk asks for every file)."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        stripped = [p.rstrip("/") for p in patterns]
+        self._name = re.compile("|".join(fnmatch.translate(p) for p in stripped) or "(?!)")
+        self._path = re.compile("|".join(fnmatch.translate(p) + "|" + fnmatch.translate(p + "/*")
+                                         for p in stripped) or "(?!)")
+
+    def match(self, path: Path, root: Path) -> bool:
+        try:
+            rel = Path(os.path.realpath(path)).relative_to(root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        return bool(self._path.match(rel) or self._name.match(path.name)
+                    or any(self._name.match(part) for part in Path(rel).parts[:-1]))
 
 
 def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
@@ -61,7 +67,7 @@ def _walkable(candidate: Path, inside: tuple[str, ...]) -> bool:
 def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
     """Files to lint, in a stable order. Missing paths are a usage error (exit 2)."""
     root = settings.project_root
-    excludes = list(DEFAULT_EXCLUDES) + settings.exclude + settings.extend_exclude
+    excludes = Excludes(list(DEFAULT_EXCLUDES) + settings.exclude + settings.extend_exclude)
     found: list[Path] = []
     walked: list[Path] = []
     for path in paths:
@@ -71,13 +77,13 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
             inside = (os.path.realpath(root), os.path.realpath(path))
             for dirpath, dirnames, filenames in os.walk(path):
                 here = Path(dirpath)
-                dirnames[:] = sorted(d for d in dirnames if not _matches(here / d, root, excludes))
+                dirnames[:] = sorted(d for d in dirnames if not excludes.match(here / d, root))
                 for name in sorted(filenames):
                     candidate = here / name
-                    if name.endswith(SOURCE_SUFFIXES) and not _matches(candidate, root, excludes) \
+                    if name.endswith(SOURCE_SUFFIXES) and not excludes.match(candidate, root) \
                             and _walkable(candidate, inside):
                         walked.append(candidate)
-        elif force_exclude and _matches(path, root, excludes):
+        elif force_exclude and excludes.match(path, root):
             continue
         else:
             found.append(path)

@@ -26,9 +26,17 @@ from .sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes,
 __all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
 
 
+_REAL: dict[str, Path] = {}  # realpath walks every component with lstat: asked thousands of times a run
+
+
 def real(path: Path) -> Path:
-    """Absolute path with symlinks resolved; unlike Path.resolve it never raises on a loop."""
-    return Path(os.path.realpath(path))
+    """Absolute path with symlinks resolved; unlike Path.resolve it never raises on a loop.
+    Answers are kept until the next ``Linter`` is made (links do not change during a run)."""
+    key = os.fspath(path)
+    found = _REAL.get(key)
+    if found is None:
+        found = _REAL[key] = Path(os.path.realpath(key))
+    return found
 
 
 def refused_by_python(text: str, path: Path) -> Optional[FileFacts]:
@@ -117,6 +125,9 @@ class Linter:
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
         self._import_index: Optional[ImportIndex] = None
+        self._entries: dict[Path, bool] = {}  # is_entry's answers
+        self._importing: dict[Path, list[Path]] = {}  # entries_importing's answers
+        _REAL.clear()
         self._unlinked: dict[Path, Optional[bytes]] = {}  # first-walk facts, their bytes if read
         self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
@@ -141,6 +152,8 @@ class Linter:
         self._overrides[real(path)] = text
         self._facts.pop(real(path), None)
         self._entry_programs.clear()  # built from the text before
+        self._entries.clear()
+        self._importing.clear()
         self._programs.clear()
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
@@ -319,6 +332,12 @@ class Linter:
 
     # ---- entries and programs ----------------------------------------------------------------------
     def is_entry(self, path: Path, facts: FileFacts) -> bool:
+        key = real(path)
+        if key not in self._entries:
+            self._entries[key] = self._is_entry(path, facts)
+        return self._entries[key]
+
+    def _is_entry(self, path: Path, facts: FileFacts) -> bool:
         if facts.main_guard is not None or path.suffix == ".ipynb":
             return True
         try:
@@ -477,13 +496,17 @@ class Linter:
     def entries_importing(self, module: Path) -> list[Path]:
         """Program entries of the project that may import ``module`` (by the text of their
         imports, up to the depth a program follows them), in path order."""
+        module = real(module)
+        if module in self._importing:
+            return self._importing[module]
         if self._import_index is None:
             self._import_index = ImportIndex(real(self.settings.project_root))
         out = []
-        for path in sorted(self._import_index.importers(real(module), MAX_IMPORT_DEPTH)):
+        for path in sorted(self._import_index.importers(module, MAX_IMPORT_DEPTH)):
             facts = self.facts_of(path)
             if facts is not None and facts.error is None and self.is_entry(path, facts):
                 out.append(path)
+        self._importing[module] = out
         return out
 
     def _program_for(self, entry: Path) -> Program:

@@ -81,7 +81,8 @@ def write_summary(diags: list[Diagnostic], out: TextIO, unsafe_enabled: bool = F
                   f"`--unsafe-fixes` option.\n")
 
 
-def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, unsafe_enabled: bool = False) -> None:
+def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, unsafe_enabled: bool = False,
+               summary: bool = True) -> None:
     colour = use_colour(out)
     for diag in diags:
         out.write(concise_line(diag, colour, unsafe_enabled) + "\n")
@@ -95,7 +96,8 @@ def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, 
         if diag.fix_title:
             out.write(f"{' ' * 2}= help: {diag.fix_title}\n")
         out.write("\n")
-    write_summary(diags, out, unsafe_enabled)
+    if summary:
+        write_summary(diags, out, unsafe_enabled)
 
 
 def _edits_json(diag: Diagnostic) -> list[dict[str, object]]:
@@ -224,7 +226,7 @@ def write_statistics(diags: list[Diagnostic], out: TextIO, fmt: str = "concise",
 
 def emit(fmt: str, diags: list[Diagnostic], kb: KnowledgeBase, root: Path, source_lines: SourceLines,
          out: TextIO = sys.stdout, unsafe_enabled: bool = False, severity: Optional[dict[str, str]] = None,
-         docs_url: Optional[str] = None) -> None:
+         docs_url: Optional[str] = None, summary: bool = True) -> None:
     if fmt == "json":
         write_json(diags, out, kb, severity, docs_url)
     elif fmt == "sarif":
@@ -233,9 +235,9 @@ def emit(fmt: str, diags: list[Diagnostic], kb: KnowledgeBase, root: Path, sourc
     elif fmt == "github":
         write_github(diags, out, severity)
     elif fmt == "full":
-        write_full(diags, out, source_lines, unsafe_enabled)
+        write_full(diags, out, source_lines, unsafe_enabled, summary)
     else:
-        write_concise(diags, out, unsafe_enabled=unsafe_enabled)
+        write_concise(diags, out, summary, unsafe_enabled=unsafe_enabled)
 
 
 class Progress:

@@ -37,6 +37,7 @@ class ImportIndex:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._words: Optional[dict[Path, set[str]]] = None
+        self._naming: Optional[dict[str, list[Path]]] = None  # import word -> files, in path order
 
     @property
     def words(self) -> dict[Path, set[str]]:
@@ -57,16 +58,26 @@ class ImportIndex:
                 break
         return out[:MAX_FILES]
 
+    @property
+    def naming(self) -> dict[str, list[Path]]:
+        if self._naming is None:
+            self._naming = {}
+            for path, words in self.words.items():
+                for word in words:
+                    self._naming.setdefault(word, []).append(path)
+        return self._naming
+
     def importers(self, module: Path, depth: int) -> list[Path]:
         """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""
         found: list[Path] = []
+        seen = {module}
         names = {module_name(module)}
         for _ in range(depth):
-            new = [path for path, words in self.words.items()
-                   if path != module and path not in found and words & names]
+            new = sorted({path for name in names for path in self.naming.get(name, ()) if path not in seen})
             if not new:
                 break
             found.extend(new)
+            seen.update(new)
             names = {module_name(path) for path in new}
         return found
 

@@ -40,6 +40,19 @@ def test_exit_codes(project: Path) -> None:
     assert "Traceback" not in missing.stderr
 
 
+def test_quiet_prints_findings_only_and_silent_nothing(project: Path) -> None:
+    quiet = detlint("train.py", "--tf-version", "2.15", "-q", cwd=project)
+    assert quiet.returncode == 1
+    lines = quiet.stdout.splitlines()
+    assert len(lines) == 2 and all(": DET" in line for line in lines), quiet.stdout
+    silent = detlint("train.py", "--tf-version", "2.15", "--silent", cwd=project)
+    assert silent.returncode == 1 and silent.stdout == ""
+    report = project / "report.json"
+    kept = detlint("train.py", "-s", "--output-format", "json", "-o", str(report), cwd=project)
+    assert kept.returncode == 1 and kept.stdout == "" and len(json.loads(report.read_text())) == 2
+    assert detlint("clean.py", "-q", cwd=project).stdout == ""
+
+
 def test_clean_run_says_so(project: Path) -> None:
     assert "All checks passed!" in detlint("clean.py", cwd=project).stdout
 

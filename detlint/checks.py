@@ -458,7 +458,8 @@ def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -
     sites = {(t.path, t.hit.line) for t in training}
     return {id(th) for th in program.trace[last + 1:]
             if id(th.hit) not in before and not sites.intersection(th.via) and (th.path, th.hit.line) not in sites
-            and not in_training_loop(th.path, th.hit.line) and not in_training_loop(program.entry, th.anchor_line)}
+            and not in_training_loop(th.path, th.hit.line) and not in_training_loop(program.entry, th.anchor_line)
+            and not any(in_training_loop(path, line) for path, line in th.via)}  # called from such a loop
 
 
 def _project_call(facts: FileFacts, target: str) -> bool:

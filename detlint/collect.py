@@ -18,7 +18,7 @@ from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
 from .layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from .names import EXTERNAL_MODULES
-from .ftypes import LOCAL_FRAMEWORK, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
+from .ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from .program import MAIN_GUARD
 from .kb import Condition, KnowledgeBase
 
@@ -72,12 +72,14 @@ class Collector(cst.CSTVisitor):
         # names of project modules this file imports, as it spells them, and what they really are
         # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
         links = links or {}
-        self.links = {name: target for name, target in links.items() if target != LOCAL_FRAMEWORK}
+        self.links = {name: target for name, target in links.items() if target not in (LOCAL_FRAMEWORK, LOCAL_FUNCTION)}
         self.framework_classes = {name for name, target in links.items() if target == LOCAL_FRAMEWORK}
+        self.factories = {name for name, target in links.items() if target == LOCAL_FUNCTION}
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
         self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
         self.origins: dict[str, str] = {}  # name -> what made its value (``df`` -> ``pandas.read_csv``)
+        self.result_of: dict[str, str] = {}  # name -> the method whose result it holds (``minimize``)
         # the blocks being walked, innermost last, and whether each is a def's or class's body
         self.suites: list[ordering.Suite] = []
         self.def_bodies: set[int] = set()
@@ -155,6 +157,8 @@ class Collector(cst.CSTVisitor):
                 return None
             if qual in self.framework_classes:
                 return LOCAL_FRAMEWORK  # a project class (keras.Model subclass) of another module
+            if qual in self.factories:
+                return None  # `model = Unet(1)`: a project function, whatever it returns
             qual = names.candidates(qual)[0]
             # outside the frameworks only a constructor (a Capitalised class) says what it returns
             return qual if self.is_framework_name(qual) or qual.rsplit(".", 1)[-1][:1].isupper() else None
@@ -324,7 +328,7 @@ class Collector(cst.CSTVisitor):
     def _star_links(self, base: str, node: cst.CSTNode) -> None:
         """``from ops import *`` of a project module: its names (``tf``, ``conv``) become this file's."""
         prefix = names.member(base, "")
-        for key in [*self.links, *self.framework_classes]:
+        for key in [*self.links, *self.framework_classes, *self.factories]:
             name = key[len(prefix):] if key.startswith(prefix) else ""
             if name and "." not in name:
                 self.aliases[name] = key
@@ -452,6 +456,11 @@ class Collector(cst.CSTVisitor):
                 self.origins[name] = origin
             else:
                 self.origins.pop(name, None)
+            method = _last_method(value)
+            if method:
+                self.result_of[name] = method
+            else:
+                self.result_of.pop(name, None)
             if isinstance(value, (cst.Name, cst.Attribute)):
                 qual = self.qualify(dotted(value))
                 if qual:  # layers = tf.keras.layers
@@ -588,6 +597,8 @@ class Collector(cst.CSTVisitor):
                     continue
             elif receiver_is_module:
                 continue
+            if matcher.fetches and not self.fetches(node, matcher.fetches):
+                continue
             detail = ""
             if matcher.kwargs:
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
@@ -598,6 +609,25 @@ class Collector(cst.CSTVisitor):
             if matcher.order_free and not self.order_read(node, matcher):
                 continue
             self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
+
+    def fetches(self, call: cst.Call, methods: tuple[str, ...]) -> bool:
+        """Is a positional argument of ``call`` (or an item of a list, tuple or dict there) the
+        result of one of ``methods``, called there or bound to a name before?"""
+        values: list[cst.BaseExpression] = []
+        for arg in call.args:
+            if arg.keyword is None:
+                values.append(arg.value)
+        for value in list(values):
+            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                values.extend(e.value for e in value.elements if isinstance(e, cst.Element))
+            elif isinstance(value, cst.Dict):
+                values.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        for value in values:
+            made = self.result_of.get(dotted(value) or "") if isinstance(value, (cst.Name, cst.Attribute)) else \
+                _last_method(value)
+            if made in methods:
+                return True
+        return False
 
     def origin_of(self, node: cst.BaseExpression) -> Optional[str]:
         """What made an expression's value, where that is known: ``pandas.read_csv`` for ``df``
@@ -737,6 +767,9 @@ class Collector(cst.CSTVisitor):
         for name in self.facts.classes:
             if self.local_classes.get(name):
                 self.facts.exports[name] = LOCAL_FRAMEWORK
+        for name in self.facts.functions:
+            if "." not in name and name[:1].isupper() and name not in self.facts.exports:
+                self.facts.exports[name] = LOCAL_FUNCTION
 
     def drop_dead_branches(self) -> None:
         """Forget what sits in branches no call of their function takes (``if is_training:`` in a
@@ -896,6 +929,13 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[s
     except (ValueError, RecursionError, MemoryError):
         pass
     return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
+
+
+def _last_method(node: cst.BaseExpression) -> Optional[str]:
+    """``minimize`` for ``opt.minimize(loss)`` and ``tf.train.AdamOptimizer(1e-3).minimize(loss)``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return None
 
 
 def collect(kb: KnowledgeBase, path: str, source: str, links: Optional[dict[str, str]] = None) -> FileFacts:

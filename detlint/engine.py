@@ -290,7 +290,7 @@ class Linter:
 
         frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
         guess = OutlineExports(self._known_exports, self.outline_of, self.builder.resolver, frameworks)
-        links = links_for(path, facts, self.builder.resolver, exporter, frameworks, guess.export_of)
+        links = links_for(path, facts, self.builder.resolver, exporter, frameworks, guess.export_of, guess.factories)
         if not links:
             return
         cache_key = cache.key(path, data, links) if cache is not None and data is not None else None

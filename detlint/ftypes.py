@@ -38,6 +38,9 @@ class Unknown:
 UNKNOWN = Unknown()
 # what a module exports as a project class deriving from a framework class (keras.Model)
 LOCAL_FRAMEWORK = "<local framework class>"
+# ... and as a project function with a Capitalised name (``def Unet(...)``, a model factory): a
+# call of it is not a constructor, whatever its name looks like
+LOCAL_FUNCTION = "<local function>"
 
 
 @dataclass(frozen=True)

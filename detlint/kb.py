@@ -21,7 +21,7 @@ CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing",
                   "contains", "not-contains", "pos", "default", "uses-any", "not-from", "min-items"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
-                                     "runs-by-default", "defines-option", "order-free", "receiver-from"}
+                                     "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -87,6 +87,10 @@ class Matcher:
     # a method matched only on objects made by these modules (``pandas``: ``df.sample()`` where
     # ``df = pd.read_csv(...)``), directly, through variables, attributes or method chains
     receiver_from: tuple[str, ...] = ()
+    # a method matched only when an argument is the result of one of these methods, made there or
+    # earlier in a variable (a TF1 session running a train op: ``sess.run([train_op, loss])``
+    # where ``train_op = opt.minimize(loss)``)
+    fetches: tuple[str, ...] = ()
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -312,6 +316,7 @@ class _Reader:
             defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
             order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
+            fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
         )
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
@@ -321,6 +326,12 @@ class _Reader:
         self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
                     where, "expected a non-empty list of module names")
         return tuple(value)
+
+    def fetched(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        self.expect(kind == "method", where, "fetches applies to method matchers only")
+        return self.names(value, where)
 
     def option_spec(self, value: Any, where: str) -> Optional[dict[str, Any]]:
         if value is None:

@@ -13,7 +13,7 @@ import builtins
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .ftypes import LOCAL_FRAMEWORK, FileFacts
+from .ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, FileFacts
 from .names import member, within
 from .outline import Outline
 from .program import ModuleResolver
@@ -56,7 +56,9 @@ class OutlineExports:
             return True, None
         if how.startswith("<"):  # imports (several: one per branch of a backend switch)
             return self._imported(module, how[1:].split("|"), seen)
-        return how in ("", "~"), None  # a function or a literal: nothing to link; else parse to know
+        if how == "def":
+            return True, LOCAL_FUNCTION if name[:1].isupper() else None
+        return how in ("", "~"), None  # a literal: nothing to link; else parse to know
 
     def _imported(self, module: Path, quals: list[str], seen: frozenset[tuple[Path, str]]) -> Guess:
         if any(self._framework(qual) for qual in quals):
@@ -88,6 +90,8 @@ class OutlineExports:
                 if not found[1] or "." in found[1]:
                     return False, None
                 known, target = self.export_of(found[0], found[1], seen)
+                if target == LOCAL_FUNCTION:
+                    return False, None  # a base that is a function: parse to know
                 if not known or target is not None:
                     return known, target
             return True, None
@@ -95,13 +99,23 @@ class OutlineExports:
             return self.export_of(module, head, seen)
         return how == "" and head in _BUILTINS, None  # object, Exception
 
+    def factories(self, module: Path) -> Optional[list[str]]:
+        """The Capitalised top-level functions of ``module`` (None: parse it to know)."""
+        exports = self.exports_of(module)
+        if exports is not None:
+            return [name for name, target in exports.items() if target == LOCAL_FUNCTION]
+        sketch = self.outline_of(module)
+        if sketch is None:
+            return None
+        return [name for name, how in sketch.bindings if how == "def" and name[:1].isupper()]
+
     def _framework(self, qual: str) -> bool:
         return any(within(qual, prefix) for prefix in self.frameworks)
 
 
 def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: Exporter,
-              frameworks: Sequence[str] = (), guess: Optional[Callable[[Path, str], Guess]] = None
-              ) -> dict[str, str]:
+              frameworks: Sequence[str] = (), guess: Optional[Callable[[Path, str], Guess]] = None,
+              factories: Optional[Callable[[Path], Optional[list[str]]]] = None) -> dict[str, str]:
     """``{"ops.tf": "tensorflow", "ops.conv": "ops.conv", "pkg.backend.keras": "tensorflow.keras"}``:
     the names ``path`` imports from project modules, as it spells them, and what they are. Empty
     when it imports nothing of the kind (the usual case: no second walk). Names already spelled
@@ -128,6 +142,14 @@ def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: 
         if any(within(qual, prefix) for prefix in frameworks):
             continue
         found = resolver.resolve(path, qual)
+        if found and not found[1]:  # `import nets`: `nets.Unet(1)` calls a factory, not a class
+            named = factories(found[0]) if factories is not None else None
+            if named is None:
+                exporter = facts_of(found[0])
+                named = [n for n, t in (exporter.exports if exporter and not exporter.error else {}).items()
+                         if t == LOCAL_FUNCTION]
+            links.update((member(qual, name), LOCAL_FUNCTION) for name in named)
+            continue
         if not found or not found[1] or "." in found[1]:
             continue  # not a project module's name (a module itself, or an installed package)
         known, target = guess(found[0], found[1]) if guess is not None else (False, None)
@@ -136,6 +158,6 @@ def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: 
             target = exporter.exports.get(found[1]) if exporter is not None and not exporter.error else None
         # a project function's name needs no link (calls are traced through re-exports anyway):
         # only framework aliases and framework classes change what the walk sees
-        if target is not None and (target == LOCAL_FRAMEWORK or not resolver.resolve(path, target)):
+        if target is not None and (target in (LOCAL_FRAMEWORK, LOCAL_FUNCTION) or not resolver.resolve(path, target)):
             links[qual] = target
     return links

@@ -33,6 +33,7 @@ _BUILTINS = frozenset(dir(builtins))
 _BOUND = re.compile(r"^[ \t]*(?:class[ \t]+(\w+)[ \t]*(?:\((?P<bases>[^)]*)\))?"
                     r"|(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*"
                     r"(?P<value>[-+\d'\"\[{]|(?:None|True|False)\b|[rbfuRBFU]{1,2}['\"])?)", re.MULTILINE)
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 # what changes the environment (reading it changes nothing)
 _SETS_ENV = re.compile(r"environ\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.(?:update|setdefault|pop|clear)\b)|putenv|unsetenv")
@@ -57,8 +58,9 @@ class Outline:
     calls: tuple[str, ...] = ()
     # how names another module may take from it are bound: ``("Net", "(Backbone,tf.keras.Model")``
     # (a class and its bases, "?" for one that is not a dotted name), ``("keras", "<tensorflow.keras")``
-    # (one import), ``("tf", "=")`` (an assignment, or bound more than once); functions are not
-    # here. What ``links`` needs to know without a parse: is a name a framework class or alias
+    # (one import), ``("tf", "=")`` (an assignment, or bound more than once), ``("Unet", "def")``
+    # (a top-level function). What ``links`` needs to know without a parse: is a name a framework
+    # class or alias, or a function
     bindings: tuple[tuple[str, str], ...] = ()
 
     def binding(self, name: str) -> str:
@@ -105,8 +107,9 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
 
 def _bindings(text: str, imported: dict[str, list[str]]) -> tuple[tuple[str, str], ...]:
     """``Outline.bindings``: ``imported`` as ``<a|b`` (conditional imports of one name), classes as
-    ``(bases``, values as ``~`` (a literal: never a framework alias or class), anything else that
-    assigns, or a mix of kinds, as ``=``."""
+    ``(bases``, values as ``~`` (a literal: never a framework alias or class), top-level functions
+    as ``def``, anything else that assigns, or a mix of kinds, as ``=``."""
+    functions = set(_TOP_DEF.findall(text))
     classes: dict[str, list[str]] = {}
     values: set[str] = set()
     assigned: set[str] = set()
@@ -119,8 +122,10 @@ def _bindings(text: str, imported: dict[str, list[str]]) -> tuple[tuple[str, str
         for target in match.group(3).split(","):
             (values if match.group("value") else assigned).add(target.strip())
     found: dict[str, str] = {}
-    for name in {*imported, *classes, *values, *assigned}:
-        if name in assigned or (name in imported and name in classes):
+    for name in {*imported, *classes, *values, *assigned, *functions}:
+        if name in functions:
+            found[name] = "def" if name not in {*imported, *classes, *values, *assigned} else "="
+        elif name in assigned or (name in imported and name in classes):
             found[name] = "="
         elif name in classes:
             found[name] = "(" + ",".join(classes[name])

@@ -80,6 +80,8 @@ def test_docs_page_is_current() -> None:
     (("name: hashseed-in-process", "name: Hashseed In Process"), "rule DET105.name: expected a kebab-case name"),
     (("      - env: [PYTHONHASHSEED]", "      - env: [PYTHONHASHSEED]\n        bogus: 1"), "rule DET105.match[0]: unknown field(s) ['bogus']"),
     (("program: {uses: numpy-random-consumers", "program: {uses: no-such-group"), "rule DET103.program[0].uses: unknown group 'no-such-group'"),
+    (("      - env: [PYTHONHASHSEED]", "      - env: [PYTHONHASHSEED]\n        fetches: [minimize]"),
+     "rule DET105.match[0].fetches: fetches applies to method matchers only"),
 ])
 def test_malformed_entries_name_file_entry_and_field(tmp_path: Path, mutation: tuple[str, str], message: str) -> None:
     rules = tmp_path / "rules"

@@ -190,6 +190,17 @@ def test_bindings_say_how_a_module_binds_what_others_take_from_it() -> None:
 
         def build():
             return Net()
+
+
+        def Unet():
+            return Net()
+
+
+        def helper():
+            pass
+
+
+        helper = wrap(helper)
         """).bindings)
     assert found["tf"] == "<tensorflow"
     assert found["Layer"] == "<.tf_layer.Layer|.torch_layer.Layer"  # a backend switch: either
@@ -197,7 +208,8 @@ def test_bindings_say_how_a_module_binds_what_others_take_from_it() -> None:
     assert found["keras"] == "="  # an alias: the module's walk says what it is
     assert found["SIZE"] == found["NAME"] == found["DEFAULT"] == "~"  # values: never a class or alias
     assert found["Net"] == "(Backbone" and found["Plain"] == "("
-    assert "build" not in found  # a function: nothing to link
+    assert found["build"] == found["Unet"] == "def"  # functions (a Capitalised one is a factory)
+    assert found["helper"] == "="  # bound again: the walk says what it is
 
 
 MODEL_PACKAGE = {

@@ -163,7 +163,7 @@ class Evaluator:
                             and not _switched_off(rule, present):
                         note = render(status.note or rule.status_text.get(status.status, ""), version=self.version)
                         message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
-                                         workaround=op.workaround, version=self.version)
+                                         workaround=status.workaround or op.workaround, version=self.version)
                         out.append(self._diagnostic(rule, message, display, hit))
         return out
 

@@ -110,6 +110,7 @@ class StatusRange:
     versions: VersionRange
     status: str
     note: str = ""
+    workaround: str = ""  # for these versions, instead of the op's own (what it names may not exist yet)
 
 
 @dataclass
@@ -431,8 +432,11 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
         for j, entry in enumerate(spec["status"]):
             reader.expect(isinstance(entry, dict) and entry.get("status") in OP_STATUSES,
                           f"{where}.status[{j}]", f"status must be one of {OP_STATUSES}")
+            unknown = set(entry) - {"versions", "status", "note", "workaround"}
+            reader.expect(not unknown, f"{where}.status[{j}]", f"unknown field(s) {sorted(unknown)}")
             status.append(StatusRange(reader.version_range(entry.get("versions"), f"{where}.status[{j}]"),
-                                      entry["status"], str(entry.get("note", ""))))
+                                      entry["status"], str(entry.get("note", "")),
+                                      str(entry.get("workaround", "")).strip()))
         into["ops"][spec["id"]] = Op(
             id=spec["id"], title=spec["title"], phase=spec["phase"],
             matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,

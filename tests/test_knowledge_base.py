@@ -140,3 +140,20 @@ def test_no_specific_spelling_hides_another_owners_entry() -> None:
             for general in candidates(name)[1:]:
                 hidden = {owner for owner, _ in by_name.get(general, ())} - owners
                 assert not hidden, f"{kind} {name} hides {sorted(hidden)} of {general}"
+
+
+@pytest.mark.parametrize("version, names, not_first", [
+    ("2.0", "Conv2DTranspose", "use bilinear"),  # bilinear backprop is no better before 2.4
+    ("2.5", "use bilinear interpolation (deterministic from TF 2.4", ""),
+    ("2.15", "use bilinear interpolation", ""),
+])
+def test_op_workaround_fits_the_version(tmp_path: Path, version: str, names: str, not_first: str) -> None:
+    code = """\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3), tf.keras.layers.UpSampling2D()])
+        model.fit(x, y)
+        """
+    (diag,) = [d for d in lint_snippet(tmp_path, code, version) if d.code == "DET202"]
+    advice = diag.message.split("; ", 1)[1]
+    assert names in advice, diag.message
+    assert not not_first or not advice.startswith(not_first), diag.message

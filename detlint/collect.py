@@ -767,8 +767,11 @@ class Collector(cst.CSTVisitor):
         for name in self.facts.classes:
             if self.local_classes.get(name):
                 self.facts.exports[name] = LOCAL_FRAMEWORK
-        for name in self.facts.functions:
-            if "." not in name and name[:1].isupper() and name not in self.facts.exports:
+        # a Capitalised function, or a name bound to what a call made (``Unet = wrap(_Unet)``):
+        # calling it is no constructor of a class of that name
+        made = {name for name, *_ in self.facts.assigned if name not in self.facts.classes}
+        for name in [*self.facts.functions, *made]:
+            if "." not in name and _factory_name(name) and name not in self.facts.exports:
                 self.facts.exports[name] = LOCAL_FUNCTION
 
     def drop_dead_branches(self) -> None:
@@ -929,6 +932,11 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[s
     except (ValueError, RecursionError, MemoryError):
         pass
     return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
+
+
+def _factory_name(name: str) -> bool:
+    """Capitalised like a class (``Unet``, ``ResNet50``), not a constant (``BATCH_SIZE``)."""
+    return name[:1].isupper() and not name.isupper()
 
 
 def _last_method(node: cst.BaseExpression) -> Optional[str]:

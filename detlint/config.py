@@ -169,7 +169,14 @@ def find_project_root(start: Path) -> Path:
     for directory in (start, *start.parents):
         if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
             return directory
-    return start
+    # no pyproject.toml and no repository (an unpacked archive): a package's setup.py or
+    # setup.cfg marks the root, else the folder detlint runs in when the file lies under it, so
+    # `detlint examples/nb.ipynb` still sees the project's own package next to examples/
+    for directory in (start, *start.parents):
+        if (directory / "setup.py").is_file() or (directory / "setup.cfg").is_file():
+            return directory
+    here = Path.cwd().resolve()
+    return here if here == start or here in start.parents else start
 
 
 def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> None:

@@ -57,7 +57,7 @@ class OutlineExports:
         if how.startswith("<"):  # imports (several: one per branch of a backend switch)
             return self._imported(module, how[1:].split("|"), seen)
         if how == "def":
-            return True, LOCAL_FUNCTION if name[:1].isupper() else None
+            return True, LOCAL_FUNCTION if name[:1].isupper() and not name.isupper() else None
         return how in ("", "~"), None  # a literal: nothing to link; else parse to know
 
     def _imported(self, module: Path, quals: list[str], seen: frozenset[tuple[Path, str]]) -> Guess:
@@ -107,7 +107,9 @@ class OutlineExports:
         sketch = self.outline_of(module)
         if sketch is None:
             return None
-        return [name for name, how in sketch.bindings if how == "def" and name[:1].isupper()]
+        # functions, and names bound by an assignment that is no literal (``Unet = wrap(_Unet)``)
+        return [name for name, how in sketch.bindings
+                if how in ("def", "=") and name[:1].isupper() and not name.isupper()]
 
     def _framework(self, qual: str) -> bool:
         return any(within(qual, prefix) for prefix in self.frameworks)

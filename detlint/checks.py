@@ -284,7 +284,8 @@ class Evaluator:
         if not uses:
             return []
         required = check.get("requires")
-        providers = [th for th in program.all_hits if required and in_group(th, required)]
+        providers = [th for th in program.all_hits if required and in_group(th, required)
+                     and not self._undone(required, th, program)]
         late_after: Optional[TraceHit] = None
         if providers:
             if not check.get("order") or any(not p.ordered for p in providers):
@@ -308,6 +309,16 @@ class Evaluator:
         report = {"use": uses[0], "requires": late_after, "when-present": _first(program, witness)}
         at = report.get(check.get("report-at", "use")) or uses[0]
         return [(at, uses, late_after)]
+
+    def _undone(self, group: str, provider: TraceHit, program: Program) -> bool:
+        """Does the provider's own function take it back later with the same call (the group's
+        ``undone-by`` rule matching it: ``random.seed(None)`` after ``random.seed(0)``)?"""
+        undoer = self.kb.groups[group].undone_by
+        if undoer is None:
+            return False
+        hit = provider.hit
+        return any(th.path == provider.path and th.hit.owner == f"rule:{undoer}" and th.hit.scope == hit.scope
+                   and th.hit.api == hit.api and th.hit.line > hit.line for th in program.all_hits)
 
     def _is_use(self, rule: Rule, check: dict[str, Any], th: TraceHit, in_group: Any, trains: bool,
                 keras: int) -> bool:

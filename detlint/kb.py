@@ -103,6 +103,9 @@ class Group:
     matchers: list[Matcher]
     imports: tuple[str, ...] = ()
     marks_entry: bool = False  # module-level use makes a file a program's entry
+    # a rule whose match of the same call later in the same function takes a member back: a
+    # seed followed there by a reseed from entropy (``random.seed(0)`` ... ``random.seed(None)``)
+    undone_by: Optional[str] = None
 
 
 @dataclass
@@ -416,6 +419,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
             name=name, doc=str(spec.get("doc", "")),
             matchers=reader.matchers(spec.get("matchers", []), f"{where}.matchers"),
             imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
+            undone_by=spec.get("undone-by"),
         )
 
     for i, spec in enumerate(data.get("ops") or []):
@@ -505,6 +509,9 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
 
 
 def _check_references(kb: KnowledgeBase) -> None:
+    for group in kb.groups.values():
+        if group.undone_by is not None and group.undone_by not in kb.rules:
+            raise KnowledgeBaseError(f"group {group.name}.undone-by: unknown rule {group.undone_by!r}")
     for rule in kb.rules.values():
         for j, check in enumerate(rule.program):
             for key in ("uses", "requires", "when-present"):

@@ -157,3 +157,13 @@ def test_op_workaround_fits_the_version(tmp_path: Path, version: str, names: str
     advice = diag.message.split("; ", 1)[1]
     assert names in advice, diag.message
     assert not not_first or not advice.startswith(not_first), diag.message
+
+
+def test_undone_by_names_a_rule(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    text = (rules / "groups.yaml").read_text()
+    assert text.count("undone-by: DET106") == 2
+    (rules / "groups.yaml").write_text(text.replace("undone-by: DET106", "undone-by: DET999", 1))
+    with pytest.raises(kb_module.KnowledgeBaseError, match="numpy-seeders.undone-by: unknown rule 'DET999'"):
+        kb_module._load_cached(str(rules))

@@ -170,13 +170,12 @@ def find_project_root(start: Path) -> Path:
         if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
             return directory
     # no pyproject.toml and no repository (an unpacked archive): a package's setup.py or
-    # setup.cfg marks the root, else the folder detlint runs in when the file lies under it, so
-    # `detlint examples/nb.ipynb` still sees the project's own package next to examples/
+    # setup.cfg marks the root, so `detlint examples/nb.ipynb` still sees the project's own
+    # package next to examples/ (never the working folder: the answer must not depend on it)
     for directory in (start, *start.parents):
         if (directory / "setup.py").is_file() or (directory / "setup.cfg").is_file():
             return directory
-    here = Path.cwd().resolve()
-    return here if here == start or here in start.parents else start
+    return start
 
 
 def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> None:

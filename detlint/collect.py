@@ -80,6 +80,7 @@ class Collector(cst.CSTVisitor):
         self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
         self.origins: dict[str, str] = {}  # name -> what made its value (``df`` -> ``pandas.read_csv``)
         self.result_of: dict[str, str] = {}  # name -> the method whose result it holds (``minimize``)
+        self.call_bound: set[str] = set()  # module-level names last bound to what a call made
         # the blocks being walked, innermost last, and whether each is a def's or class's body
         self.suites: list[ordering.Suite] = []
         self.def_bodies: set[int] = set()
@@ -461,6 +462,10 @@ class Collector(cst.CSTVisitor):
                 self.result_of[name] = method
             else:
                 self.result_of.pop(name, None)
+            if self.depth == 0 and isinstance(value, cst.Call):
+                self.call_bound.add(name)
+            elif self.depth == 0:
+                self.call_bound.discard(name)
             if isinstance(value, (cst.Name, cst.Attribute)):
                 qual = self.qualify(dotted(value))
                 if qual:  # layers = tf.keras.layers
@@ -769,9 +774,8 @@ class Collector(cst.CSTVisitor):
                 self.facts.exports[name] = LOCAL_FRAMEWORK
         # a Capitalised function, or a name bound to what a call made (``Unet = wrap(_Unet)``):
         # calling it is no constructor of a class of that name
-        made = {name for name, *_ in self.facts.assigned if name not in self.facts.classes}
-        for name in [*self.facts.functions, *made]:
-            if "." not in name and _factory_name(name) and name not in self.facts.exports:
+        for name in [*self.facts.functions, *(self.call_bound - set(self.facts.classes))]:
+            if "." not in name and names.factory_name(name) and name not in self.facts.exports:
                 self.facts.exports[name] = LOCAL_FUNCTION
 
     def drop_dead_branches(self) -> None:
@@ -932,11 +936,6 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[s
     except (ValueError, RecursionError, MemoryError):
         pass
     return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
-
-
-def _factory_name(name: str) -> bool:
-    """Capitalised like a class (``Unet``, ``ResNet50``), not a constant (``BATCH_SIZE``)."""
-    return name[:1].isupper() and not name.isupper()
 
 
 def _last_method(node: cst.BaseExpression) -> Optional[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from .ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, FileFacts
-from .names import member, within
+from .names import factory_name, member, within
 from .outline import Outline
 from .program import ModuleResolver
 
@@ -57,7 +57,7 @@ class OutlineExports:
         if how.startswith("<"):  # imports (several: one per branch of a backend switch)
             return self._imported(module, how[1:].split("|"), seen)
         if how == "def":
-            return True, LOCAL_FUNCTION if name[:1].isupper() and not name.isupper() else None
+            return True, LOCAL_FUNCTION if factory_name(name) else None
         return how in ("", "~"), None  # a literal: nothing to link; else parse to know
 
     def _imported(self, module: Path, quals: list[str], seen: frozenset[tuple[Path, str]]) -> Guess:
@@ -100,7 +100,7 @@ class OutlineExports:
         return how == "" and head in _BUILTINS, None  # object, Exception
 
     def factories(self, module: Path) -> Optional[list[str]]:
-        """The Capitalised top-level functions of ``module`` (None: parse it to know)."""
+        """The factories ``module`` defines (``names.factory_name``; None: parse it to know)."""
         exports = self.exports_of(module)
         if exports is not None:
             return [name for name, target in exports.items() if target == LOCAL_FUNCTION]
@@ -108,8 +108,7 @@ class OutlineExports:
         if sketch is None:
             return None
         # functions, and names bound by an assignment that is no literal (``Unet = wrap(_Unet)``)
-        return [name for name, how in sketch.bindings
-                if how in ("def", "=") and name[:1].isupper() and not name.isupper()]
+        return [name for name, how in sketch.bindings if how in ("def", "=") and factory_name(name)]
 
     def _framework(self, qual: str) -> bool:
         return any(within(qual, prefix) for prefix in self.frameworks)
@@ -159,7 +158,7 @@ def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: 
             exporter = facts_of(found[0])
             target = exporter.exports.get(found[1]) if exporter is not None and not exporter.error else None
         # a project function's name needs no link (calls are traced through re-exports anyway):
-        # only framework aliases and framework classes change what the walk sees
+        # only framework aliases, framework classes and factories change what the walk sees
         if target is not None and (target in (LOCAL_FRAMEWORK, LOCAL_FUNCTION) or not resolver.resolve(path, target)):
             links[qual] = target
     return links

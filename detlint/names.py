@@ -62,3 +62,9 @@ def within(name: str, prefix: str) -> bool:
     if prefix.endswith("*"):
         return name.startswith(prefix[:-1])
     return name == prefix or name.startswith(prefix + ".")
+
+
+def factory_name(name: str) -> bool:
+    """Capitalised like a class (``Unet``, ``ResNet50``), not a constant (``BATCH_SIZE``): a
+    project function or call result of such a name is a factory, not a constructor."""
+    return name[:1].isupper() and not name.isupper()

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import make_linter
 from detlint.cache import FactsCache
-from detlint.ftypes import LOCAL_FRAMEWORK
+from detlint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION
 from detlint.kb import load
 from detlint.links import OutlineExports
 from detlint.names import EXTERNAL_MODULES
@@ -270,3 +270,41 @@ def test_a_plain_class_from_a_package_is_no_model(tmp_path: Path) -> None:
     write(tmp_path, files)
     diags = make_linter("2.21", root=tmp_path).run([tmp_path / "train.py"]).diagnostics
     assert diags == []
+
+
+FACTORIES = """\
+    import tensorflow as tf
+
+
+    def Unet(n):
+        return tf.keras.Sequential([tf.keras.layers.Dense(n)])
+
+
+    def build(n):
+        return Unet(n)
+
+
+    Wrapped = keep(Unet)
+    Palette = ["red", "green"]
+    BATCH_SIZE = 32
+
+
+    class Plain:
+        pass
+    """
+
+
+def test_outlines_and_parses_agree_on_which_names_are_factories(tmp_path: Path) -> None:
+    """A Capitalised function or a name bound to what a call made is a factory; a literal, a
+    constant, a class or a lower-case function is not. The outline (no parse) and the module's
+    own walk give the same answer, so the links, and what the importer sees, do not depend on
+    which of the two was at hand."""
+    write(tmp_path, {"nets.py": FACTORIES})
+    linter = make_linter("2.21", root=tmp_path)
+    module = (tmp_path / "nets.py").resolve()
+    guess = OutlineExports(linter._known_exports, linter.outline_of, linter.builder.resolver,
+                           KB.groups["frameworks"].imports)
+    from_outline = guess.factories(module)
+    assert sorted(from_outline or []) == ["Unet", "Wrapped"]
+    facts = linter.facts_of(module)
+    assert sorted(n for n, t in facts.exports.items() if t == LOCAL_FUNCTION) == ["Unet", "Wrapped"]

@@ -112,11 +112,13 @@ class Evaluator:
         return False
 
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
-                         training: bool = True, program: Optional[Program] = None) -> list[Diagnostic]:
+                         training: bool = True, program: Optional[Program] = None,
+                         no_grad: frozenset[str] = frozenset()) -> list[Diagnostic]:
         """``training=False``: the file is no training code (a test, a benchmark, an inference-only
         program), so the rules about training runs stay silent. ``program``: the program the file
         is the entry of; what it turns on anywhere (a determinism switch) counts for
-        ``unless-present``."""
+        ``unless-present``. ``no_grad``: its functions that never get a gradient (gradients.py),
+        where backprop kernels never run."""
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
         hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
@@ -150,7 +152,8 @@ class Evaluator:
                 op = self.kb.ops[key]
                 status = op.status_at(self.version)
                 matcher = op.matchers[hit.index]
-                if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and trains is False):
+                if status is None or not self._applies(matcher, keras) or (
+                        op.phase == "backprop" and (trains is False or hit.scope in no_grad)):
                     continue
                 if self.in_input_pipeline(facts, hit):
                     continue  # a tf.data stage: CPU kernels, no gradient

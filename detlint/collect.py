@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from . import names, ordering, stand_ins
+from . import names, ordering, stand_ins, training_branches
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
 from .layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
@@ -33,11 +33,12 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
+STOPS = "group:gradient-stops"
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, "group:function-holders", "group:command-line-options",
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
 
@@ -93,6 +94,14 @@ class Collector(cst.CSTVisitor):
         self.in_main_guard = False
         self.version_guards = 0
         self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
+        # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
+        # calls being walked; names of the function being walked last bound to a gradient stop,
+        # and whether each of its returns so far gave only such values
+        self.inference_branches = 0
+        self.stop_calls: list[cst.Call] = []
+        self.stopped_names: set[str] = set()
+        self.returns: list[bool] = []
+        self.top_depth = 0
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
@@ -366,6 +375,7 @@ class Collector(cst.CSTVisitor):
             self.scope.append(name)
             self.top_function = node
             self.nested_defs = {}
+            self.stopped_names, self.returns, self.top_depth = set(), [], self.depth + 1
             self.facts.functions.setdefault(name, self.pos(node)[0])
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
@@ -380,9 +390,36 @@ class Collector(cst.CSTVisitor):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.depth -= 1
-        self.scope.pop()
+        scope = self.scope.pop()
         if original_node is self.top_function:
             self.top_function = None
+            if self.returns and all(self.returns):
+                self.facts.stopped.append(scope)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.top_function is not None and self.depth == self.top_depth:
+            self.returns.append(node.value is not None and training_branches.returns_stopped(
+                node.value, self.stopped_names, self.is_stop))
+
+    def is_stop(self, node: cst.Call) -> bool:
+        return self._in_group(STOPS, self.qualify(dotted(node.func)), node)
+
+    # an inference branch: the body of `if not training:`, the else of `if training:`
+    def _inference_branch(self, node: cst.If, test_holds: bool, step: int) -> None:
+        if training_branches.training_test(node.test) is (not test_holds):
+            self.inference_branches += step
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._inference_branch(node, True, 1)
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._inference_branch(node, True, -1)
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._inference_branch(node, False, 1)
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._inference_branch(node, False, -1)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.def_bodies.add(id(node.body))
@@ -421,6 +458,11 @@ class Collector(cst.CSTVisitor):
 
     # ---- assignments -------------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self.top_function is not None:
+            stop = isinstance(node.value, cst.Call) and self.is_stop(node.value)
+            for target in node.targets:
+                for bound in _bound_names(target.target):
+                    (self.stopped_names.add if stop else self.stopped_names.discard)(bound)
         for target in node.targets:
             self._assigned(target.target, node.value, node)
             if self.depth == 0 and isinstance(target.target, cst.Name):
@@ -696,7 +738,10 @@ class Collector(cst.CSTVisitor):
         line, col = self.pos(node)[:2]
         self.branches.note_call(name, qual, node)
         if name and not self.external(qual, name):
-            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope))
+            no_grad = bool(self.inference_branches or self.stop_calls) or training_branches.training_false(node)
+            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad))
+        if self.is_stop(node):
+            self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code
             self.facts.calls.append(CallSite(base, line, col, self.current_scope))
         if self.runs_its_arguments(qual, node):
@@ -799,6 +844,8 @@ class Collector(cst.CSTVisitor):
     def leave_Call(self, original_node: cst.Call) -> None:
         if self.display_calls and self.display_calls[-1] is original_node:
             self.display_calls.pop()
+        if self.stop_calls and self.stop_calls[-1] is original_node:
+            self.stop_calls.pop()
 
     def is_display(self, qual: Optional[str], name: Optional[str], node: cst.Call) -> bool:
         """print(...), plt.plot(...), ax.hist(...): what is drawn for them is only shown."""
@@ -883,6 +930,15 @@ class Collector(cst.CSTVisitor):
         line, col = self.pos(it)[:2]
         for method in ("__iter__", "__next__"):
             self.facts.calls.append(CallSite(f"{kind}.{method}", line, col, self.current_scope))
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (``a``, ``a, b``, ``[a, (b, c)]``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    return []
 
 
 def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:

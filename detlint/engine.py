@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from . import gradients
 from . import kb as kb_module
 from .checks import Evaluator
 from .cache import FactsCache
@@ -124,6 +125,7 @@ class Linter:
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
+        self._gradient_free: dict[frozenset[Path], dict[str, set[str]]] = {}  # by the files judged
         self._import_index: Optional[ImportIndex] = None
         self._entries: dict[Path, bool] = {}  # is_entry's answers
         self._importing: dict[Path, list[Path]] = {}  # entries_importing's answers
@@ -155,6 +157,7 @@ class Linter:
         self._entries.clear()
         self._importing.clear()
         self._programs.clear()
+        self._gradient_free.clear()
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
         self._facts[real(path)] = facts
@@ -429,7 +432,9 @@ class Linter:
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             training = not self.not_training(path) and (
                 self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
-            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training, program)
+            no_grad = self.gradient_free(path, facts, program) if training and not program_only else frozenset()
+            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training, program,
+                                                                             no_grad)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)
@@ -492,6 +497,25 @@ class Linter:
                     return True
                 reached = True
         return not reached
+
+    def gradient_free(self, path: Path, facts: FileFacts, program: Optional[Program]) -> frozenset[str]:
+        """This file's functions that never get a gradient (gradients.py), judged over the call
+        sites in the modules of the training programs that run it (its own program, for an
+        entry), tests and demos left out."""
+        if not any(h.owner.startswith("op:") for h in facts.hits):
+            return frozenset()
+        programs = [program] if program is not None else [
+            p for p in self.programs_reaching(path) if self.program_trains(p)]
+        files = {real(path): facts}
+        for prog in programs:
+            for module in prog.modules:
+                other = self.facts_of(module) if module not in files and not self.not_training(module) else None
+                if other is not None and other.error is None:
+                    files[module] = other
+        key = frozenset(files)
+        if key not in self._gradient_free:
+            self._gradient_free[key] = gradients.gradient_free(files.values())
+        return frozenset(self._gradient_free[key].get(facts.path, ()))
 
     def entries_importing(self, module: Path) -> list[Path]:
         """Program entries of the project that may import ``module`` (by the text of their

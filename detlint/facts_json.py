@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 4
+FORMAT = 5
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -22,13 +22,13 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
                   h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
                   list(h.at) if h.at is not None else None, h.displayed]
                  for h in facts.hits],
-        "calls": [[c.target, c.line, c.col, c.scope] for c in facts.calls],
+        "calls": [[c.target, c.line, c.col, c.scope, c.no_grad] for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
         "star_imports": facts.star_imports, "exports": facts.exports,
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
-        "loops": [list(loop) for loop in facts.loops],
+        "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped,
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col,
@@ -60,6 +60,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         main_guard=_opt_int(doc.get("main_guard")),
         assigned=[_assignment(row) for row in _list(doc.get("assigned"))],
         loops=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("loops")))],
+        stopped=[_str(v) for v in _list(doc.get("stopped"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),
@@ -82,8 +83,9 @@ def _hit(row: Any) -> Hit:
 
 
 def _call(row: Any) -> CallSite:
-    row = _list(row, 4)
-    return CallSite(target=_str(row[0]), line=_int(row[1]), col=_int(row[2]), scope=_opt_str(row[3]))
+    row = _list(row, 5)
+    return CallSite(target=_str(row[0]), line=_int(row[1]), col=_int(row[2]), scope=_opt_str(row[3]),
+                    no_grad=_bool(row[4]))
 
 
 def _assignment(row: Any) -> tuple[str, int, int, int, int]:

@@ -90,6 +90,9 @@ class CallSite:
     line: int
     col: int
     scope: Optional[str]
+    # it runs where no gradient is taken: an inference branch (`else:` of `if training:`), a
+    # `training=False` call, or inside a gradient stop (`tf.stop_gradient(f(x))`)
+    no_grad: bool = False
 
 
 @dataclass
@@ -117,6 +120,9 @@ class FileFacts:
     # (first line, last line) of each for/while loop: code after a training call in the same
     # loop runs before the next one
     loops: list[tuple[int, int]] = field(default_factory=list)
+    # functions whose every returned value passes a gradient stop: nothing they compute is
+    # differentiated through their results
+    stopped: list[str] = field(default_factory=list)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

@@ -157,6 +157,8 @@ class Evaluator:
                     continue
                 if self.in_input_pipeline(facts, hit):
                     continue  # a tf.data stage: CPU kernels, no gradient
+                if status.requires and f"group:{status.requires}" not in present:
+                    continue  # the code does not use what the status needs (reference variables)
                 for rule in op_rules:
                     if op.reported_by is not None and rule.code != op.reported_by:
                         continue
@@ -333,7 +335,7 @@ class Evaluator:
             op = self.kb.ops[key]
             status = op.status_at(self.version)
             matcher = op.matchers[th.hit.index]
-            return (status is not None and status.status in rule.ops_status
+            return (status is not None and status.status in rule.ops_status and not status.requires
                     and matcher.applies(self.version, keras) and (op.phase == "forward" or trains))
         if not in_group(th, uses) or th.hit.displayed:
             return False  # a draw that is only printed or plotted does not feed training

@@ -467,6 +467,29 @@ class Collector(cst.CSTVisitor):
             self._assigned(target.target, node.value, node)
             if self.depth == 0 and isinstance(target.target, cst.Name):
                 self.facts.assigned.append((target.target.value, *self.pos(node)))
+            if self.depth == 0:
+                self.note_table(target.target, node.value)
+
+    def note_table(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """A module-level dict of project functions, made whole or item by item (a model zoo's
+        ``model_from_name``): what a call through it may run."""
+        if isinstance(target, cst.Name):
+            refs = [dotted(e.value) for e in value.elements if isinstance(e, cst.DictElement)] \
+                if isinstance(value, cst.Dict) else None
+            if refs is None:
+                self.facts.tables.pop(target.value, None)
+            else:
+                self.facts.tables[target.value] = [self.function_ref(r) for r in refs if r and self.project_ref(r)]
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                and target.value.value in self.facts.tables:
+            ref = dotted(value)
+            if ref and self.project_ref(ref):
+                self.facts.tables[target.value.value].append(self.function_ref(ref))
+
+    def project_ref(self, ref: str) -> bool:
+        """Does ``ref`` name something of the project (not a framework, the standard library or
+        a builtin)?"""
+        return not self.external(self.qualify(ref), ref)
 
     def visit_With(self, node: cst.With) -> None:
         # with MonitoredTrainingSession(...) as sess: sess is what the call made
@@ -737,9 +760,13 @@ class Collector(cst.CSTVisitor):
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
         self.branches.note_call(name, qual, node)
+        no_grad = bool(self.inference_branches or self.stop_calls) or training_branches.training_false(node)
         if name and not self.external(qual, name):
-            no_grad = bool(self.inference_branches or self.stop_calls) or training_branches.training_false(node)
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad))
+        elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
+            table = dotted(node.func.value)
+            if table and self.project_ref(table):
+                self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope, no_grad))
         if self.is_stop(node):
             self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code

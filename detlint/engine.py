@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -432,9 +432,7 @@ class Linter:
             trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
             training = not self.not_training(path) and (
                 self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
-            no_grad = self.gradient_free(path, facts, program) if training and not program_only else frozenset()
-            diags = [] if program_only else self.evaluator.file_diagnostics(display, facts, trains, training, program,
-                                                                             no_grad)
+            diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training)
             if program is not None:
                 diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)
@@ -498,14 +496,34 @@ class Linter:
                 reached = True
         return not reached
 
-    def gradient_free(self, path: Path, facts: FileFacts, program: Optional[Program]) -> frozenset[str]:
+    def _file_diagnostics(self, path: Path, facts: FileFacts, display: str, program: Optional[Program],
+                          trains: Optional[bool], training: bool) -> list[Diagnostic]:
+        """The file rules' findings. A script whose own program does not train (a model module's
+        ``__main__`` demo) still has what the programs importing it run judged as training code;
+        the ops of functions those never differentiate do not count (gradients.py)."""
+        ops = any(h.owner.startswith("op:") for h in facts.hits)
+        if not ops or self.not_training(path):
+            return self.evaluator.file_diagnostics(display, facts, trains, training, program)
+        own = program is not None and training
+        others = [] if own else [p for p in self.programs_reaching(path)
+                                 if p.entry != real(path) and self.program_trains(p)]
+        runners = [program] if own else others
+        diags = self.evaluator.file_diagnostics(display, facts, trains, training, program,
+                                                self.gradient_free(path, facts, runners) if training else frozenset())
+        if program is None or training or not others:
+            return diags
+        # only what those programs run: not the script's own demo under its main guard, nor the
+        # functions they never call
+        here = real(path)
+        reached = {id(th.hit) for p in others for th in p.trace if th.path == here}
+        ran = replace(facts, hits=[h for h in facts.hits if id(h) in reached])
+        seen = {(d.code, d.line, d.col) for d in diags}
+        extra = self.evaluator.file_diagnostics(display, ran, True, True, program, self.gradient_free(path, facts, others))
+        return diags + [d for d in extra if (d.code, d.line, d.col) not in seen]
+
+    def gradient_free(self, path: Path, facts: FileFacts, programs: list[Program]) -> frozenset[str]:
         """This file's functions that never get a gradient (gradients.py), judged over the call
-        sites in the modules of the training programs that run it (its own program, for an
-        entry), tests and demos left out."""
-        if not any(h.owner.startswith("op:") for h in facts.hits):
-            return frozenset()
-        programs = [program] if program is not None else [
-            p for p in self.programs_reaching(path) if self.program_trains(p)]
+        sites in the modules of the training programs that run it, tests and demos left out."""
         files = {real(path): facts}
         for prog in programs:
             for module in prog.modules:

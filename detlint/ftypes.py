@@ -123,6 +123,9 @@ class FileFacts:
     # functions whose every returned value passes a gradient stop: nothing they compute is
     # differentiated through their results
     stopped: list[str] = field(default_factory=list)
+    # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):
+    # a call `MODELS[name](...)` may run any of them
+    tables: dict[str, list[str]] = field(default_factory=dict)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

@@ -114,6 +114,7 @@ class StatusRange:
     status: str
     note: str = ""
     workaround: str = ""  # for these versions, instead of the op's own (what it names may not exist yet)
+    requires: str = ""  # a group the code must use for this status to hold (reference variables)
 
 
 @dataclass
@@ -436,11 +437,11 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
         for j, entry in enumerate(spec["status"]):
             reader.expect(isinstance(entry, dict) and entry.get("status") in OP_STATUSES,
                           f"{where}.status[{j}]", f"status must be one of {OP_STATUSES}")
-            unknown = set(entry) - {"versions", "status", "note", "workaround"}
+            unknown = set(entry) - {"versions", "status", "note", "workaround", "requires"}
             reader.expect(not unknown, f"{where}.status[{j}]", f"unknown field(s) {sorted(unknown)}")
             status.append(StatusRange(reader.version_range(entry.get("versions"), f"{where}.status[{j}]"),
                                       entry["status"], str(entry.get("note", "")),
-                                      str(entry.get("workaround", "")).strip()))
+                                      str(entry.get("workaround", "")).strip(), str(entry.get("requires", ""))))
         into["ops"][spec["id"]] = Op(
             id=spec["id"], title=spec["title"], phase=spec["phase"],
             matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,
@@ -525,6 +526,10 @@ def _check_references(kb: KnowledgeBase) -> None:
         for status in rule.ops_status:
             if status not in OP_STATUSES:
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.ops-status: unknown status {status!r}")
+    for op in kb.ops.values():
+        for status in op.status:
+            if status.requires and status.requires not in kb.groups:
+                raise KnowledgeBaseError(f"op {op.id}.status: requires unknown group {status.requires!r}")
 
 
 def _build_index(kb: KnowledgeBase) -> None:

@@ -212,6 +212,11 @@ class ProgramBuilder:
             if name in facts.functions:
                 yield path, name
                 return
+            if name in facts.tables:  # MODELS[name](...): any function of the table may run
+                for ref in facts.tables[name]:
+                    if ref != name:
+                        yield from targets(path, facts, CallSite(ref, site.line, site.col, None), hops + 1)
+                return
             if name in facts.classes:
                 if "__init__" in facts.classes[name]:
                     yield path, f"{name}.__init__"

@@ -760,13 +760,15 @@ class Collector(cst.CSTVisitor):
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
         self.branches.note_call(name, qual, node)
-        no_grad = bool(self.inference_branches or self.stop_calls) or training_branches.training_false(node)
+        inference = bool(self.inference_branches) or training_branches.training_false(node)
+        no_grad = inference or bool(self.stop_calls)
         if name and not self.external(qual, name):
-            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad))
+            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference))
         elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
             table = dotted(node.func.value)
             if table and self.project_ref(table):
-                self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope, no_grad))
+                self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope,
+                                                 no_grad, inference))
         if self.is_stop(node):
             self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code

@@ -93,6 +93,8 @@ class CallSite:
     # it runs where no gradient is taken: an inference branch (`else:` of `if training:`), a
     # `training=False` call, or inside a gradient stop (`tf.stop_gradient(f(x))`)
     no_grad: bool = False
+    # ... and of those, only outside training (the first two): what it runs is no training code
+    inference: bool = False
 
 
 @dataclass

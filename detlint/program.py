@@ -275,8 +275,8 @@ class ProgramBuilder:
             for hit in facts.hits:
                 if hit.scope in scopes:
                     events.append((hit.line, hit.col, 1, hit))
-            for site in facts.calls:
-                if site.scope in scopes:
+            for site in facts.calls:  # not into what runs only outside training (`else:` of `if FLAGS.train:`)
+                if site.scope in scopes and not site.inference:
                     events.append((site.line, site.col, 2, site))
             if scope is None and not local_only and depth < MAX_IMPORT_DEPTH:
                 for line, module in self.local_imports(path, facts):

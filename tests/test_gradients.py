@@ -59,6 +59,8 @@ def test_call_sites_and_stopped_functions_survive_the_cache() -> None:
     facts = collect(load(), "m.py", SOURCE)
     no_grad = {c.target: c.no_grad for c in facts.calls}
     assert no_grad == {"self.targets": False, "self.decode": True, "self.score": True, "self.sample": True}
+    # a gradient stop still runs in training; an inference branch or training=False does not
+    assert {c.target for c in facts.calls if c.inference} == {"self.decode", "self.score"}
     assert facts.stopped == ["Model.call", "Model.targets"]  # mixed rebinds its stopped name
     again = load_facts(dump_facts(facts, "k"), "k")
     assert again.calls == facts.calls and again.stopped == facts.stopped

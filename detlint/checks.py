@@ -125,6 +125,7 @@ class Evaluator:
         # what is switched on: group matches that apply to the target version
         present = {h.owner for h in hits
                    if not h.owner.startswith("group:") or self.kb.matcher(h.owner, h.index).applies(self.version, keras)}
+        off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
         for hit in facts.hits:
@@ -152,8 +153,8 @@ class Evaluator:
                 op = self.kb.ops[key]
                 status = op.status_at(self.version)
                 matcher = op.matchers[hit.index]
-                if status is None or not self._applies(matcher, keras) or (
-                        op.phase == "backprop" and (trains is False or hit.scope in no_grad)):
+                if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and (
+                        trains is False or hit.scope in no_grad or (hit.line, hit.col) in off_gradient)):
                     continue
                 if self.in_input_pipeline(facts, hit):
                     continue  # a tf.data stage: CPU kernels, no gradient

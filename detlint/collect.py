@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from . import names, ordering, stand_ins, training_branches
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
+from .gradient_paths import GradientPaths
 from .layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from .names import EXTERNAL_MODULES
 from .ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
@@ -34,11 +35,12 @@ LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
+GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, "group:function-holders", "group:command-line-options",
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
 
@@ -102,6 +104,8 @@ class Collector(cst.CSTVisitor):
         self.stopped_names: set[str] = set()
         self.returns: list[bool] = []
         self.top_depth = 0
+        self.paths = GradientPaths()  # which ops feed the loss their block differentiates
+        self.plain_functions: list[str] = []  # top-level functions without decorators
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
@@ -370,6 +374,8 @@ class Collector(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.def_bodies.add(id(node.body))
+        if self.depth == 0 and not node.decorators and not self.in_main_guard:
+            self.plain_functions.append(node.name.value)
         if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
@@ -457,7 +463,13 @@ class Collector(cst.CSTVisitor):
             self.version_guards -= 1
 
     # ---- assignments -------------------------------------------------------------------------
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self.paths.bind(self.current_scope, [n for t in node.targets for n in _bound_names(t.target)], node.value,
+                        self.pos(node))
         if self.top_function is not None:
             stop = isinstance(node.value, cst.Call) and self.is_stop(node.value)
             for target in node.targets:
@@ -638,7 +650,7 @@ class Collector(cst.CSTVisitor):
                 detail = ""
                 if call is not None and matcher.kwargs:
                     found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
-                                         self.argument_note if owner.startswith("rule:") else None)
+                                         self.argument_note if owner.startswith("rule:") else None, self.origin_of)
                     if found is None:
                         continue
                     detail = found
@@ -672,7 +684,7 @@ class Collector(cst.CSTVisitor):
             detail = ""
             if matcher.kwargs:
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
-                                     self.argument_note if owner.startswith("rule:") else None)
+                                     self.argument_note if owner.startswith("rule:") else None, self.origin_of)
                 if found is None:
                     continue
                 detail = found
@@ -740,6 +752,7 @@ class Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func)
         qual = self.qualify(name)
+        start = len(self.facts.hits)
         # layer(x) calls an object built earlier: its constructor was matched there
         if qual and not (name in self.instances and name not in self.aliases):
             if qual in ENV_CALLS or qual == "os.environ.update":
@@ -756,6 +769,7 @@ class Collector(cst.CSTVisitor):
             if kind is not None and not self.is_framework_name(kind):
                 receiver_is_module = True  # clf.fit(...) on a scikit-learn object, Pool().map(...)
             self.match_methods(node, node.func, name, receiver_is_module)
+        self.note_gradient_target(node, qual, start)
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
@@ -792,6 +806,19 @@ class Collector(cst.CSTVisitor):
                 self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
         if self.is_display(qual, name, node):
             self.display_calls.append(node)
+
+    def note_gradient_target(self, node: cst.Call, qual: Optional[str], start: int) -> None:
+        """``opt.minimize(loss)``, ``tape.gradient(loss, ...)``: what the block differentiates."""
+        if self._in_group(LOSS_COLLECTIONS, qual, node):
+            self.paths.opaque(self.current_scope)
+        if any(h.owner == GRADIENT_TARGETS for h in self.facts.hits[start:]):
+            loss = argument(node, "loss", 0)
+            for keyword in ("target", "ys"):
+                loss = loss if loss is not None else argument(node, keyword, 0)
+            if loss is None:
+                self.paths.opaque(self.current_scope)  # a loss this walk cannot see
+            else:
+                self.paths.root(self.current_scope, loss)
 
     def default_function(self, qual: Optional[str]) -> Optional[str]:
         for candidate in names.candidates(qual) if qual else ():
@@ -836,6 +863,10 @@ class Collector(cst.CSTVisitor):
             self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
         self.drop_dead_branches()
         self.record_exports()
+        self.facts.unreferenced = [name for name in self.plain_functions
+                                   if len(re.findall(rf"\b{re.escape(name)}\b", self.source)) == 1]
+        self.facts.off_gradient = self.paths.off_gradient(
+            h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop")
 
     def record_exports(self) -> None:
         """What importing modules take from this one: its aliases and framework classes."""
@@ -934,6 +965,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.facts.loops.append(self.pos(node)[::2])
+        self.paths.bind(self.current_scope, _bound_names(node.target), node.iter, None)
         it = node.iter
         self.iterates(it)
         # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v

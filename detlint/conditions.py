@@ -134,9 +134,11 @@ def item_count(node: cst.BaseExpression, value_of: Callable[[cst.BaseExpression]
     return None
 
 
-def check(cond: Condition, value: Any, refs: Optional[set[str]] = None, items: Optional[int] = None) -> bool:
+def check(cond: Condition, value: Any, refs: Optional[set[str]] = None, items: Optional[int] = None,
+          maker: Optional[str] = None) -> bool:
     """Does an argument value (``MISSING`` when absent) satisfy ``cond``? ``items``: how many
-    items the argument holds, where known (for ``min-items``).
+    items the argument holds, where known (for ``min-items``); ``maker``: what made it, where
+    known (``tensorflow.eye`` for a table bound to ``tf.eye(n)``, for ``not-made-by``).
 
     Conditions describe the case to report, so a value that cannot be known statically never
     satisfies one (detlint only reports what it can show).
@@ -146,6 +148,8 @@ def check(cond: Condition, value: Any, refs: Optional[set[str]] = None, items: O
         return False
     if "uses-any" in spec:
         return bool(refs) and any(r == n or r.startswith(n + ".") for r in refs or () for n in spec["uses-any"])
+    if "not-made-by" in spec and maker and any(maker == n or maker.startswith(n + ".") for n in spec["not-made-by"]):
+        return False
     if "not-from" in spec and isinstance(value, Ref) and any(
             value.name == p or value.name.startswith(p + ".") for p in spec["not-from"]):
         return False
@@ -200,9 +204,10 @@ def argument_node(call: cst.Call, name: str, pos: Optional[int]) -> Optional[cst
 
 def matched_argument(call: cst.Call, conditions: dict[str, Condition]) -> Optional[cst.Arg]:
     """The argument a finding points at: the first one, in the conditions' order, that is given
-    and whose condition is about its value (``seed`` missing is about the call as a whole)."""
+    and whose condition is about its value (``seed`` missing is about the call as a whole, and
+    a table not made by ``tf.eye`` is no reason to point at it)."""
     for name, cond in conditions.items():
-        if cond.spec.get("missing"):
+        if cond.spec.get("missing") or set(cond.spec) <= {"pos", "not-made-by"}:
             continue
         arg = argument_node(call, name, cond.pos)
         if arg is not None:
@@ -223,7 +228,8 @@ NoteOf = Callable[[cst.BaseExpression, Condition, Any, bool], Optional[str]]
 def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
                  value_of: Callable[[cst.BaseExpression], Any],
                  resolve: Optional[Callable[[str], Optional[str]]] = None,
-                 note_of: Optional[NoteOf] = None) -> Optional[str]:
+                 note_of: Optional[NoteOf] = None,
+                 made_by: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None) -> Optional[str]:
     """None if any condition fails, else a short description of the matched arguments."""
     details: list[str] = []
     for name, cond in conditions.items():
@@ -233,7 +239,8 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
         value = MISSING if node is None else value_of(node)
         refs = referenced_names(node, resolve) if node is not None and resolve and "uses-any" in cond.spec else None
         items = item_count(node, value_of) if node is not None and "min-items" in cond.spec else None
-        holds = check(cond, value, refs, items)
+        maker = made_by(node) if node is not None and made_by and "not-made-by" in cond.spec else None
+        holds = check(cond, value, refs, items, maker)
         note = note_of(node, cond, value, holds) if note_of is not None and node is not None else None
         if not holds and note is None:
             return None

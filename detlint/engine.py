@@ -508,8 +508,11 @@ class Linter:
         others = [] if own else [p for p in self.programs_reaching(path)
                                  if p.entry != real(path) and self.program_trains(p)]
         runners = [program] if own else others
-        diags = self.evaluator.file_diagnostics(display, facts, trains, training, program,
-                                                self.gradient_free(path, facts, runners) if training else frozenset())
+        no_grad = self.gradient_free(path, facts, runners) if training else frozenset()
+        if program is not None and facts.unreferenced and not self.imported(path):
+            # a script's functions it never names never run (a loss kept from an earlier version)
+            no_grad |= frozenset(facts.unreferenced)
+        diags = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
         if program is None or training or not others:
             return diags
         # only what those programs run: not the script's own demo under its main guard, nor the
@@ -520,6 +523,12 @@ class Linter:
         seen = {(d.code, d.line, d.col) for d in diags}
         extra = self.evaluator.file_diagnostics(display, ran, True, True, program, self.gradient_free(path, facts, others))
         return diags + [d for d in extra if (d.code, d.line, d.col) not in seen]
+
+    def imported(self, path: Path) -> bool:
+        """Does another file of the project name this module in an import?"""
+        if self._import_index is None:
+            self._import_index = ImportIndex(real(self.settings.project_root))
+        return bool(self._import_index.importers(real(path), 1))
 
     def gradient_free(self, path: Path, facts: FileFacts, programs: list[Program]) -> frozenset[str]:
         """This file's functions that never get a gradient (gradients.py), judged over the call

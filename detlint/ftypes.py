@@ -125,6 +125,11 @@ class FileFacts:
     # functions whose every returned value passes a gradient stop: nothing they compute is
     # differentiated through their results
     stopped: list[str] = field(default_factory=list)
+    # top-level functions without decorators whose name appears nowhere else in the file: in a
+    # script no other file imports, they never run
+    unreferenced: list[str] = field(default_factory=list)
+    # (line, col) of ops whose value feeds no gradient target of their block (gradients.py)
+    off_gradient: list[tuple[int, int]] = field(default_factory=list)
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):
     # a call `MODELS[name](...)` may run any of them
     tables: dict[str, list[str]] = field(default_factory=dict)

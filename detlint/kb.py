@@ -18,7 +18,8 @@ from .versions import Version, VersionRange
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
 MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
-                  "contains", "not-contains", "pos", "default", "uses-any", "not-from", "min-items"}
+                  "contains", "not-contains", "pos", "default", "uses-any", "not-from", "not-made-by",
+                  "min-items"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches"}

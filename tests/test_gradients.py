@@ -72,3 +72,14 @@ def test_one_differentiated_caller_keeps_a_function() -> None:
     other = collect(load(), "other.py", "def run(model, x):\n    return model.decode(x)\n")
     facts = collect(load(), "m.py", SOURCE)
     assert "Model.decode" not in gradient_free([facts, other])["m.py"]
+
+
+def test_ops_off_the_loss_path_survive_the_cache() -> None:
+    source = ("import tensorflow as tf\n"
+              "e = tf.nn.embedding_lookup(w, ids)\n"
+              "loss = tf.reduce_sum(e)\n"
+              "step = tf.train.AdamOptimizer().minimize(loss)\n"
+              "v = tf.nn.embedding_lookup(w, valid)\n")
+    facts = collect(load(), "w2v.py", source)
+    assert facts.off_gradient == [(5, 4)]
+    assert load_facts(dump_facts(facts, "k"), "k").off_gradient == [(5, 4)]

@@ -1,0 +1,94 @@
+"""Which ops feed the loss their block takes the gradient of: the others get no gradient from it.
+
+A TF1 script builds its graph in one block and takes one gradient, ``opt.minimize(loss)``; the
+ops it builds beside the loss (the similarity of validation words in a word2vec script, computed
+only to be printed) are never differentiated. Within one block (a function, or the module level)
+the names each assignment binds are linked to the names its value reads; an op bound to names
+from which no gradient target (``minimize(loss)``, ``tape.gradient(loss, ...)``, the
+gradient-targets group) can be reached is off the gradient path. Kept simple on purpose: names
+only, every binding of a name counted (a name rebound anywhere in the block may feed the loss),
+and a block whose loss comes from a collection (``get_total_loss()``, ``add_loss``) is not judged.
+An op that is not bound to a name (returned, stored on ``self``) always counts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from .ftypes import Hit
+
+Span = tuple[int, int, int, int]
+
+
+def read_names(node: cst.CSTNode) -> set[str]:
+    """The names an expression reads (``a.b[c](d)`` reads a, c and d)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Name):
+            out.add(item.value)
+        elif isinstance(item, cst.Attribute):
+            stack.append(item.value)
+        else:
+            stack.extend(item.children)
+    return out
+
+
+@dataclass
+class Block:
+    bindings: list[tuple[tuple[str, ...], set[str], Optional[Span]]] = field(default_factory=list)
+    roots: set[str] = field(default_factory=set)
+    opaque: bool = False  # its loss is gathered from a collection: not judged
+
+    def feeding(self) -> set[str]:
+        """The names the gradient targets read, directly or through the names they bind."""
+        reads: dict[str, set[str]] = {}
+        for targets, deps, _ in self.bindings:
+            for name in targets:
+                reads.setdefault(name, set()).update(deps)
+        seen, todo = set(self.roots), list(self.roots)
+        while todo:
+            for name in reads.get(todo.pop(), ()):
+                if name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+        return seen
+
+
+class GradientPaths:
+    """Filled during the walk, one ``Block`` per scope; read once at its end."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[Optional[str], Block] = {}
+
+    def block(self, scope: Optional[str]) -> Block:
+        return self.blocks.setdefault(scope, Block())
+
+    def bind(self, scope: Optional[str], targets: Iterable[str], value: cst.CSTNode, span: Optional[Span],
+             also: Iterable[str] = ()) -> None:
+        names = tuple(targets)
+        if names:
+            self.block(scope).bindings.append((names, read_names(value) | set(also), span))
+
+    def root(self, scope: Optional[str], loss: cst.CSTNode) -> None:
+        self.block(scope).roots |= read_names(loss)
+
+    def opaque(self, scope: Optional[str]) -> None:
+        self.block(scope).opaque = True
+
+    def off_gradient(self, hits: Iterable[Hit]) -> list[tuple[int, int]]:
+        """The places of ``hits`` (backprop ops) bound only to names no gradient target reads."""
+        out = []
+        feeding = {scope: block.feeding() for scope, block in self.blocks.items() if block.roots and not block.opaque}
+        for hit in hits:
+            block = self.blocks.get(hit.scope)
+            if hit.scope not in feeding or block is None:
+                continue
+            inside = [(span, targets) for targets, _, span in block.bindings
+                      if span is not None and (span[0], span[1]) <= (hit.line, hit.col) <= (span[2], span[3])]
+            if inside and not any(set(targets) & feeding[hit.scope] for _, targets in inside):
+                out.append((hit.line, hit.col))
+        return out

@@ -500,29 +500,42 @@ class Linter:
                           trains: Optional[bool], training: bool) -> list[Diagnostic]:
         """The file rules' findings. A script whose own program does not train (a model module's
         ``__main__`` demo) still has what the programs importing it run judged as training code;
-        the ops of functions those never differentiate do not count (gradients.py)."""
-        ops = any(h.owner.startswith("op:") for h in facts.hits)
-        if not ops or self.not_training(path):
+        in a library module, what only programs that never train run (a demo's drawing helper) is
+        not; the ops of functions the training programs never differentiate do not count
+        (gradients.py)."""
+        if self.not_training(path) or not any(h.owner.startswith(("op:", "rule:")) for h in facts.hits):
             return self.evaluator.file_diagnostics(display, facts, trains, training, program)
         own = program is not None and training
-        others = [] if own else [p for p in self.programs_reaching(path)
-                                 if p.entry != real(path) and self.program_trains(p)]
+        reaching = [] if own else [p for p in self.programs_reaching(path) if p.entry != real(path)]
+        others = [p for p in reaching if self.program_trains(p)]
+        here, diags = real(path), []
+        if program is None and training:
+            trained = {id(th.hit) for p in others for th in p.trace if th.path == here}
+            shown = {id(th.hit) for p in reaching if not any(p is o for o in others)
+                     for th in p.trace if th.path == here}
+            if shown - trained:  # judged as training code without them, as other code with them
+                diags = self.evaluator.file_diagnostics(display, facts, trains, False, program)
+                facts = replace(facts, hits=[h for h in facts.hits if id(h) not in shown - trained])
         runners = [program] if own else others
         no_grad = self.gradient_free(path, facts, runners) if training else frozenset()
         if program is not None and facts.unreferenced and not self.imported(path):
             # a script's functions it never names never run (a loss kept from an earlier version)
             no_grad |= frozenset(facts.unreferenced)
-        diags = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
-        if program is None or training or not others:
-            return diags
-        # only what those programs run: not the script's own demo under its main guard, nor the
-        # functions they never call
-        here = real(path)
-        reached = {id(th.hit) for p in others for th in p.trace if th.path == here}
-        ran = replace(facts, hits=[h for h in facts.hits if id(h) in reached])
-        seen = {(d.code, d.line, d.col) for d in diags}
-        extra = self.evaluator.file_diagnostics(display, ran, True, True, program, self.gradient_free(path, facts, others))
-        return diags + [d for d in extra if (d.code, d.line, d.col) not in seen]
+        extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
+        if program is not None and not training and others:
+            # only what those programs run: not the script's own demo under its main guard, nor
+            # the functions they never call
+            reached = {id(th.hit) for p in others for th in p.trace if th.path == here}
+            ran = replace(facts, hits=[h for h in facts.hits if id(h) in reached])
+            extra += self.evaluator.file_diagnostics(display, ran, True, True, program,
+                                                     self.gradient_free(path, facts, others))
+        seen: set[tuple[str, int, int]] = set()
+        out = []
+        for diag in diags + extra:
+            if (diag.code, diag.line, diag.col) not in seen:
+                seen.add((diag.code, diag.line, diag.col))
+                out.append(diag)
+        return out
 
     def imported(self, path: Path) -> bool:
         """Does another file of the project name this module in an import?"""

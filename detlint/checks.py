@@ -1,7 +1,6 @@
 """Turns collected facts into diagnostics for the target version: file rules and program rules."""
 from __future__ import annotations
 
-import re
 import string
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -9,7 +8,7 @@ from typing import Any, Callable, Optional
 from .config import Settings
 from .ftypes import Diagnostic, FileFacts, Hit
 from .kb import KnowledgeBase, Matcher, Rule, expand_name
-from .names import EXTERNAL_MODULES, pretty
+from .names import EVALUATION_NAME, EXTERNAL_MODULES, pretty
 from .program import Program, TraceHit
 
 Span = tuple[int, int, int, int]  # (line, col, end_line, end_col)
@@ -405,18 +404,17 @@ def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, i
     return True
 
 
-EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluation|dev|holdout)(?:_|\d|$)",
-                             re.IGNORECASE)
-
-
 def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:
-    """Is ``hit`` part of a module-level assignment to a name for test or validation data
-    (``test_dataset``, ``x_val``, ``ds_eval``)? Their order and draws never reach the weights."""
-    if facts is None or hit.scope is not None:
+    """Is ``hit`` part of an assignment to a name for test or validation data (``test_dataset``,
+    ``x_val``, ``ds_eval``), at module level or in a function? Their order and draws never
+    reach the weights."""
+    if facts is None:
         return False
     spot = (hit.line, hit.col)
-    return any((l0, c0) <= spot <= (l1, c1) and EVALUATION_NAME.search(name)
-               for name, l0, c0, l1, c1 in facts.assigned)
+    if hit.scope is None and any((l0, c0) <= spot <= (l1, c1) and EVALUATION_NAME.search(name)
+                                 for name, l0, c0, l1, c1 in facts.assigned):
+        return True
+    return any((l0, c0) <= spot <= (l1, c1) for l0, c0, l1, c1 in facts.evaluation_spans)
 
 
 def _functions_run(facts: FileFacts, hits: list[Hit]) -> tuple[list[Span], set[str]]:

@@ -479,6 +479,8 @@ class Collector(cst.CSTVisitor):
             self._assigned(target.target, node.value, node)
             if self.depth == 0 and isinstance(target.target, cst.Name):
                 self.facts.assigned.append((target.target.value, *self.pos(node)))
+            elif isinstance(target.target, cst.Name) and names.EVALUATION_NAME.search(target.target.value):
+                self.facts.evaluation_spans.append(self.pos(node))
             if self.depth == 0:
                 self.note_table(target.target, node.value)
 

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 6
+FORMAT = 7
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -30,6 +30,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
+        "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col,
@@ -65,6 +66,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         tables={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("tables")).items()},
         off_gradient=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
         unreferenced=[_str(v) for v in _list(doc.get("unreferenced"))],
+        evaluation_spans=[tuple(_int(v) for v in _list(row, 4)) for row in _list(doc.get("evaluation_spans"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),

@@ -128,6 +128,8 @@ class FileFacts:
     # top-level functions without decorators whose name appears nowhere else in the file: in a
     # script no other file imports, they never run
     unreferenced: list[str] = field(default_factory=list)
+    # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
+    evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
     # (line, col) of ops whose value feeds no gradient target of their block (gradients.py)
     off_gradient: list[tuple[int, int]] = field(default_factory=list)
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):

@@ -1,6 +1,7 @@
 """Canonical spellings of framework names, so one knowledge-base entry covers every alias."""
 from __future__ import annotations
 
+import re
 import sys
 from functools import lru_cache
 
@@ -68,3 +69,9 @@ def factory_name(name: str) -> bool:
     """Capitalised like a class (``Unet``, ``ResNet50``), not a constant (``BATCH_SIZE``): a
     project function or call result of such a name is a factory, not a constructor."""
     return name[:1].isupper() and not name.isupper()
+
+
+# names for test or validation data (``test_dataset``, ``x_val``, ``ds_eval``): what is bound to
+# them only evaluates, so its order and draws never reach the weights
+EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluation|dev|holdout)(?:_|\d|$)",
+                             re.IGNORECASE)

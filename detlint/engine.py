@@ -537,11 +537,16 @@ class Linter:
                 out.append(diag)
         return out
 
-    def imported(self, path: Path) -> bool:
-        """Does another file of the project name this module in an import?"""
+    @property
+    def import_index(self) -> ImportIndex:
+        """The import statements of the project's files, read once per run."""
         if self._import_index is None:
             self._import_index = ImportIndex(real(self.settings.project_root))
-        return bool(self._import_index.importers(real(path), 1))
+        return self._import_index
+
+    def imported(self, path: Path) -> bool:
+        """Does another file of the project name this module in an import?"""
+        return bool(self.import_index.importers(real(path), 1))
 
     def gradient_free(self, path: Path, facts: FileFacts, programs: list[Program]) -> frozenset[str]:
         """This file's functions that never get a gradient (gradients.py), judged over the call
@@ -563,10 +568,8 @@ class Linter:
         module = real(module)
         if module in self._importing:
             return self._importing[module]
-        if self._import_index is None:
-            self._import_index = ImportIndex(real(self.settings.project_root))
         out = []
-        for path in sorted(self._import_index.importers(module, MAX_IMPORT_DEPTH)):
+        for path in sorted(self.import_index.importers(module, MAX_IMPORT_DEPTH)):
             facts = self.facts_of(path)
             if facts is not None and facts.error is None and self.is_entry(path, facts):
                 out.append(path)

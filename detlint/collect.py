@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections import Counter
 from typing import Any, Optional, Union
 
 import libcst as cst
@@ -24,6 +25,7 @@ from .program import MAIN_GUARD
 from .kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+WORD_RE = re.compile(r"\w+")
 FILE_NOQA_RE = re.compile(r"^\s*#\s*(?:flake8|detlint)[:=]\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.__setitem__"}
 KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": "tf.keras",
@@ -785,7 +787,7 @@ class Collector(cst.CSTVisitor):
             if table and self.project_ref(table):
                 self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope,
                                                  no_grad, inference))
-        if self.is_stop(node):
+        if self._in_group(STOPS, qual, node):
             self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code
             self.facts.calls.append(CallSite(base, line, col, self.current_scope))
@@ -865,8 +867,9 @@ class Collector(cst.CSTVisitor):
             self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
         self.drop_dead_branches()
         self.record_exports()
-        self.facts.unreferenced = [name for name in self.plain_functions
-                                   if len(re.findall(rf"\b{re.escape(name)}\b", self.source)) == 1]
+        if self.plain_functions:  # named once: in its def (strings and comments count as names)
+            words = Counter(WORD_RE.findall(self.source))
+            self.facts.unreferenced = [name for name in self.plain_functions if words[name] == 1]
         self.facts.off_gradient = self.paths.off_gradient(
             h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop")
 

@@ -126,6 +126,7 @@ class Linter:
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
         self._gradient_free: dict[frozenset[Path], dict[str, set[str]]] = {}  # by the files judged
+        self._not_training: dict[Path, bool] = {}  # not_training's answers
         self._import_index: Optional[ImportIndex] = None
         self._entries: dict[Path, bool] = {}  # is_entry's answers
         self._importing: dict[Path, list[Path]] = {}  # entries_importing's answers
@@ -367,12 +368,15 @@ class Linter:
 
     def not_training(self, path: Path) -> bool:
         """Is ``path`` a test, benchmark, demo, ... (the ``not-training`` patterns)? Outside the
-        project only its name is matched."""
-        try:
-            rel = real(path).relative_to(self.settings.project_root).as_posix()
-        except ValueError:
-            rel = path.name
-        return not_training(rel, self.settings.not_training)
+        project only its name is matched. Asked for every module of a program: kept per path."""
+        answer = self._not_training.get(path)
+        if answer is None:
+            try:
+                rel = real(path).relative_to(self.settings.project_root).as_posix()
+            except ValueError:
+                rel = path.name
+            answer = self._not_training[path] = not_training(rel, self.settings.not_training)
+        return answer
 
     def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:
         """May the training rules judge this program? Not when its entry is a test, benchmark or
@@ -518,9 +522,11 @@ class Linter:
                 facts = replace(facts, hits=[h for h in facts.hits if id(h) not in shown - trained])
         runners = [program] if own else others
         no_grad = self.gradient_free(path, facts, runners) if training else frozenset()
-        if program is not None and facts.unreferenced and not self.imported(path):
-            # a script's functions it never names never run (a loss kept from an earlier version)
-            no_grad |= frozenset(facts.unreferenced)
+        # a script's functions it never names never run (a loss kept from an earlier version);
+        # the project's imports are read only when such a function holds an op
+        dead = set(facts.unreferenced) & {h.scope for h in facts.hits if h.owner.startswith("op:")}
+        if program is not None and dead and not self.imported(path):
+            no_grad |= frozenset(dead)
         extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
         if program is not None and not training and others:
             # only what those programs run: not the script's own demo under its main guard, nor

@@ -39,14 +39,17 @@ def read_names(node: cst.CSTNode) -> set[str]:
 
 @dataclass
 class Block:
-    bindings: list[tuple[tuple[str, ...], set[str], Optional[Span]]] = field(default_factory=list)
+    # (names bound, the value and the names bound before it that it reads, where); what a value
+    # reads is worked out only for a block that takes a gradient (most take none)
+    bindings: list[tuple[tuple[str, ...], cst.CSTNode, tuple[str, ...], Optional[Span]]] = field(default_factory=list)
     roots: set[str] = field(default_factory=set)
     opaque: bool = False  # its loss is gathered from a collection: not judged
 
     def feeding(self) -> set[str]:
         """The names the gradient targets read, directly or through the names they bind."""
         reads: dict[str, set[str]] = {}
-        for targets, deps, _ in self.bindings:
+        for targets, value, also, _ in self.bindings:
+            deps = read_names(value) | set(also)
             for name in targets:
                 reads.setdefault(name, set()).update(deps)
         seen, todo = set(self.roots), list(self.roots)
@@ -71,7 +74,7 @@ class GradientPaths:
              also: Iterable[str] = ()) -> None:
         names = tuple(targets)
         if names:
-            self.block(scope).bindings.append((names, read_names(value) | set(also), span))
+            self.block(scope).bindings.append((names, value, tuple(also), span))
 
     def root(self, scope: Optional[str], loss: cst.CSTNode) -> None:
         self.block(scope).roots |= read_names(loss)
@@ -87,7 +90,7 @@ class GradientPaths:
             block = self.blocks.get(hit.scope)
             if hit.scope not in feeding or block is None:
                 continue
-            inside = [(span, targets) for targets, _, span in block.bindings
+            inside = [(span, targets) for targets, _, _, span in block.bindings
                       if span is not None and (span[0], span[1]) <= (hit.line, hit.col) <= (span[2], span[3])]
             if inside and not any(set(targets) & feeding[hit.scope] for _, targets in inside):
                 out.append((hit.line, hit.col))

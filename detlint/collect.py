@@ -18,6 +18,7 @@ from . import names, ordering, stand_ins, training_branches
 from .branches import Branches
 from .conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
 from .gradient_paths import GradientPaths
+from .gradient_sinks import CallRoles, dead_ops
 from .layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from .names import EXTERNAL_MODULES
 from .ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
@@ -38,11 +39,13 @@ RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
+NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, "group:function-holders", "group:command-line-options",
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING,
+                          "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
 
@@ -107,6 +110,10 @@ class Collector(cst.CSTVisitor):
         self.returns: list[bool] = []
         self.top_depth = 0
         self.paths = GradientPaths()  # which ops feed the loss their block differentiates
+        # backprop ops by scope, keyed by their call's id: whose values only reach calls that
+        # pass no gradient on (gradient_sinks.py)
+        self.sink_ops: dict[Optional[str], dict[int, tuple[int, int]]] = {}
+        self.module_body: list[cst.CSTNode] = []
         self.plain_functions: list[str] = []  # top-level functions without decorators
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
@@ -270,6 +277,8 @@ class Collector(cst.CSTVisitor):
                 return
         self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                    arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+        if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
+            self.sink_ops.setdefault(self.current_scope, {})[id(node)] = (line, col)
 
     def unwrapped(self, fn: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         """``functools.partial(parse, size=8)`` runs ``parse``: the function a wrapper is given."""
@@ -403,6 +412,57 @@ class Collector(cst.CSTVisitor):
             self.top_function = None
             if self.returns and all(self.returns):
                 self.facts.stopped.append(scope)
+            self.judge_sinks([scope], original_node.body.body, module=False)
+
+    # ---- values no gradient reaches (gradient_sinks.py) ---------------------------------------
+    def judge_sinks(self, scopes: list[Optional[str]], statements: Any, module: bool) -> None:
+        ops = {k: v for scope in scopes for k, v in self.sink_ops.pop(scope, {}).items()}
+        if not ops or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque for scope in scopes):
+            return  # a block whose loss comes from a collection takes gradients its names do not show
+        roles = CallRoles(stops=self.passes_no_gradient, gradient_args=self.gradient_args,
+                          escapes=self.may_keep)
+        self.facts.off_gradient.extend(sorted(dead_ops(statements, ops, roles, module)))
+
+    def group_matchers(self, group: str, node: cst.Call) -> list[Any]:
+        """The matchers of ``group`` that ``node`` satisfies, argument conditions included."""
+        name = dotted(node.func)
+        qual = self.qualify(name)
+        if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
+            qual = f"builtins.{name}"
+        entries: list[tuple[str, int]] = []
+        for candidate in names.candidates(qual) if qual else ():
+            entries = [e for e in self.kb.index["call"].get(candidate, ()) if e[0] == group]
+            if entries:
+                break
+        if not entries and isinstance(node.func, cst.Attribute):
+            entries = [e for e in self.kb.index["method"].get(node.func.attr.value, ()) if e[0] == group]
+        out = []
+        for owner, i in entries:
+            matcher = self.kb.matcher(owner, i)
+            if not matcher.kwargs or check_kwargs(node, matcher.kwargs, self.value, self.qualify) is not None:
+                out.append(matcher)
+        return out
+
+    def passes_no_gradient(self, node: cst.Call) -> bool:
+        name = dotted(node.func)
+        return self.is_stop(node) or self.is_display(self.qualify(name), name, node) or \
+            bool(self.group_matchers(NO_GRADIENT, node))
+
+    def gradient_args(self, node: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        matchers = self.group_matchers(INDEX_TAKING, node)
+        if not matchers:
+            return None
+        found = (argument(node, name, pos) for m in matchers for name, pos in m.gradient_args.items())
+        return [arg for arg in found if arg is not None]
+
+    def may_keep(self, node: cst.Call) -> bool:
+        """Project code (it may train or store what it gets), a gradient target or a loss
+        collection: what such a call is given leaves the function."""
+        name = dotted(node.func)
+        qual = self.qualify(name)
+        if name is None or not self.external(qual, name):
+            return True
+        return self._in_group(GRADIENT_TARGETS, qual, node) or self._in_group(LOSS_COLLECTIONS, qual, node)
 
     def visit_Return(self, node: cst.Return) -> None:
         if self.top_function is not None and self.depth == self.top_depth:
@@ -871,7 +931,9 @@ class Collector(cst.CSTVisitor):
             words = Counter(WORD_RE.findall(self.source))
             self.facts.unreferenced = [name for name in self.plain_functions if words[name] == 1]
         self.facts.off_gradient = self.paths.off_gradient(
-            h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop")
+            h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop"
+        ) + self.facts.off_gradient
+        self.judge_sinks([None, MAIN_GUARD], original_node.body, module=True)
 
     def record_exports(self) -> None:
         """What importing modules take from this one: its aliases and framework classes."""

@@ -22,7 +22,7 @@ CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing",
                   "min-items"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
-                                     "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches"}
+                                     "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -85,6 +85,9 @@ class Matcher:
     # calls whose result keeps nothing of the order of what they are given (sorted, len, set):
     # a match whose result only reaches them (or membership tests, or an in-place sort) is none
     order_free: tuple[str, ...] = ()
+    # argument name -> position: the only arguments whose gradient the result passes on (the
+    # others are indices; see group index-taking-calls)
+    gradient_args: dict[str, Optional[int]] = field(default_factory=dict)
     # a method matched only on objects made by these modules (``pandas``: ``df.sample()`` where
     # ``df = pd.read_csv(...)``), directly, through variables, attributes or method chains
     receiver_from: tuple[str, ...] = ()
@@ -323,6 +326,7 @@ class _Reader:
             order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
             fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
+            gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
         )
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:

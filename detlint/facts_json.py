@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 7
+FORMAT = 8
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:

@@ -40,11 +40,14 @@ WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
+TAPES = "group:gradient-tapes"
+# what builds a Keras model: a function that does so runs ops on symbolic tensors outside any tape
+MODEL_MAKERS = frozenset({"Input", "InputLayer", "Model", "Sequential"})
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING,
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -113,8 +116,17 @@ class Collector(cst.CSTVisitor):
         # backprop ops by scope, keyed by their call's id: whose values only reach calls that
         # pass no gradient on (gradient_sinks.py)
         self.sink_ops: dict[Optional[str], dict[int, tuple[int, int]]] = {}
-        self.module_body: list[cst.CSTNode] = []
+        # tape steps: the tape blocks being walked, lambdas being walked, and per top-level
+        # function whether it opens a tape, applies gradients, differentiates otherwise or builds
+        # a model, and its ops outside every tape block (value ops written in its own body). In a
+        # function that opens a tape and applies its gradients (a training step, which no outer
+        # tape records) nothing run outside the tape blocks is differentiated
+        self.tapes = 0
+        self.lambdas = 0
+        self.tape_facts: dict[str, set[str]] = {}
+        self.untaped: dict[str, list[tuple[int, int]]] = {}
         self.plain_functions: list[str] = []  # top-level functions without decorators
+        self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
@@ -279,6 +291,9 @@ class Collector(cst.CSTVisitor):
                                    arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
         if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
             self.sink_ops.setdefault(self.current_scope, {})[id(node)] = (line, col)
+            if self.top_function is not None and not self.tapes and not self.lambdas and \
+                    self.depth == self.top_depth and not api.rsplit(".", 1)[-1][:1].isupper():
+                self.untaped.setdefault(self.scope[0], []).append((line, col))  # not a layer it makes
 
     def unwrapped(self, fn: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         """``functools.partial(parse, size=8)`` runs ``parse``: the function a wrapper is given."""
@@ -383,6 +398,9 @@ class Collector(cst.CSTVisitor):
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self.suites.pop()
 
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.comments.append(node.value)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.def_bodies.add(id(node.body))
         if self.depth == 0 and not node.decorators and not self.in_main_guard:
@@ -413,6 +431,34 @@ class Collector(cst.CSTVisitor):
             if self.returns and all(self.returns):
                 self.facts.stopped.append(scope)
             self.judge_sinks([scope], original_node.body.body, module=False)
+            if self.tape_facts.get(scope, set()) == {"tape", "applies"}:
+                self.facts.off_gradient.extend(self.untaped.get(scope, ()))
+
+    def note_tape_step(self, qual: Optional[str], node: cst.Call, start: int) -> None:
+        """What says whether the function being walked is a tape step (see untaped)."""
+        if self.top_function is None:
+            return
+        flags = self.tape_facts.setdefault(self.scope[0], set())
+        if any(h.owner == GRADIENT_TARGETS for h in self.facts.hits[start:]) and not (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient"):
+            flags.add("other gradients")  # minimize, compute_gradients, tf.gradients
+        written = dotted(node.func)
+        if written and written.rsplit(".", 1)[-1] in MODEL_MAKERS:  # as written: `model(x)` runs one
+            flags.add("builds a model")
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply_gradients":
+            flags.add("applies")  # a training step: no outer tape records it
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.lambdas -= 1
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.tapes -= sum(1 for item in original_node.items if self.is_tape(item.item))
+
+    def is_tape(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and self._in_group(TAPES, self.qualify(dotted(node.func)), node)
 
     # ---- values no gradient reaches (gradient_sinks.py) ---------------------------------------
     def judge_sinks(self, scopes: list[Optional[str]], statements: Any, module: bool) -> None:
@@ -568,6 +614,10 @@ class Collector(cst.CSTVisitor):
         return not self.external(self.qualify(ref), ref)
 
     def visit_With(self, node: cst.With) -> None:
+        opened = sum(1 for item in node.items if self.is_tape(item.item))
+        if opened and self.top_function is not None:
+            self.tape_facts.setdefault(self.scope[0], set()).add("tape")
+        self.tapes += opened
         # with MonitoredTrainingSession(...) as sess: sess is what the call made
         for item in node.items:
             if item.asname is not None and isinstance(item.asname.name, cst.Name):
@@ -834,6 +884,7 @@ class Collector(cst.CSTVisitor):
                 receiver_is_module = True  # clf.fit(...) on a scikit-learn object, Pool().map(...)
             self.match_methods(node, node.func, name, receiver_is_module)
         self.note_gradient_target(node, qual, start)
+        self.note_tape_step(qual, node, start)
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
@@ -882,7 +933,25 @@ class Collector(cst.CSTVisitor):
             if loss is None:
                 self.paths.opaque(self.current_scope)  # a loss this walk cannot see
             else:
-                self.paths.root(self.current_scope, loss)
+                self.paths.root(self.current_scope, loss, self.limited_to(node))
+
+    def limited_to(self, node: cst.Call) -> Optional[list[str]]:
+        """``minimize(loss, var_list=[A, b])``: the variables a gradient target is limited to,
+        when each is a name this block bound only to a new variable; None for any other list."""
+        method = dotted(node.func)
+        pos = {"minimize": 2, "compute_gradients": 1}.get((method or "").rsplit(".", 1)[-1])
+        listed = argument(node, "var_list", pos)
+        if not isinstance(listed, (cst.List, cst.Tuple)) or not listed.elements:
+            return None
+        made: dict[str, list[bool]] = {}
+        for targets, value, _, _ in self.paths.block(self.current_scope).bindings:
+            for name in targets:
+                qual = self.qualify(dotted(value.func)) if isinstance(value, cst.Call) else None
+                made.setdefault(name, []).append(bool(qual) and qual.rsplit(".", 1)[-1] in ("Variable", "get_variable"))
+        names = [e.value.value for e in listed.elements if isinstance(e.value, cst.Name)]
+        if len(names) != len(listed.elements) or not all(made.get(n) and all(made[n]) for n in names):
+            return None
+        return names
 
     def default_function(self, qual: Optional[str]) -> Optional[str]:
         for candidate in names.candidates(qual) if qual else ():
@@ -927,8 +996,9 @@ class Collector(cst.CSTVisitor):
             self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
         self.drop_dead_branches()
         self.record_exports()
-        if self.plain_functions:  # named once: in its def (strings and comments count as names)
+        if self.plain_functions:  # named once: in its def (strings count as names, comments do not)
             words = Counter(WORD_RE.findall(self.source))
+            words.subtract(WORD_RE.findall(" ".join(self.comments)))
             self.facts.unreferenced = [name for name in self.plain_functions if words[name] == 1]
         self.facts.off_gradient = self.paths.off_gradient(
             h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop"

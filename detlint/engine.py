@@ -525,8 +525,8 @@ class Linter:
         # a script's functions it never names never run (a loss kept from an earlier version);
         # the project's imports are read only when such a function holds an op
         dead = set(facts.unreferenced) & {h.scope for h in facts.hits if h.owner.startswith("op:")}
-        if program is not None and dead and not self.imported(path):
-            no_grad |= frozenset(dead)
+        if program is not None and dead and not self.imported(path):  # none of their ops runs, forward or back
+            facts = replace(facts, hits=[h for h in facts.hits if not (h.scope in dead and h.owner.startswith("op:"))])
         extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
         if program is not None and not training and others:
             # only what those programs run: not the script's own demo under its main guard, nor

@@ -41,8 +41,10 @@ STOPS = "group:gradient-stops"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 TAPES = "group:gradient-tapes"
-# what builds a Keras model: a function that does so runs ops on symbolic tensors outside any tape
+# what builds a Keras model: a function that does so runs ops on symbolic tensors outside any tape;
+# code that makes a symbolic input (or reads a model's) does so itself
 MODEL_MAKERS = frozenset({"Input", "InputLayer", "Model", "Sequential"})
+SYMBOLIC_MAKERS = frozenset({"Input", "InputLayer"})
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
@@ -125,6 +127,8 @@ class Collector(cst.CSTVisitor):
         self.lambdas = 0
         self.tape_facts: dict[str, set[str]] = {}
         self.untaped: dict[str, list[tuple[int, int]]] = {}
+        self.builders: set[str] = set()
+        self.file_flags: set[str] = set()  # "tape", "other gradients", "module model"
         self.plain_functions: list[str] = []  # top-level functions without decorators
         self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
@@ -435,18 +439,33 @@ class Collector(cst.CSTVisitor):
                 self.facts.off_gradient.extend(self.untaped.get(scope, ()))
 
     def note_tape_step(self, qual: Optional[str], node: cst.Call, start: int) -> None:
-        """What says whether the function being walked is a tape step (see untaped)."""
-        if self.top_function is None:
-            return
-        flags = self.tape_facts.setdefault(self.scope[0], set())
-        if any(h.owner == GRADIENT_TARGETS for h in self.facts.hits[start:]) and not (
-                isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient"):
-            flags.add("other gradients")  # minimize, compute_gradients, tf.gradients
+        """What says whether the function being walked is a tape step (see untaped), whether it
+        makes objects or trains (builders), and whether the file is eager tape code."""
         written = dotted(node.func)
-        if written and written.rsplit(".", 1)[-1] in MODEL_MAKERS:  # as written: `model(x)` runs one
+        last = written.rsplit(".", 1)[-1] if written else ""
+        new_hits = self.facts.hits[start:]
+        other_gradients = any(h.owner == GRADIENT_TARGETS for h in new_hits) and not (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient")
+        if other_gradients or self._in_group(LOSS_COLLECTIONS, qual, node):
+            self.file_flags.add("other gradients")  # minimize, compute_gradients, tf.gradients
+        if self.top_function is None:
+            if last in SYMBOLIC_MAKERS:  # as written: `inputs(x)` is not one
+                self.file_flags.add("module model")
+            return
+        scope = self.scope[0]
+        flags = self.tape_facts.setdefault(scope, set())
+        if other_gradients:
+            flags.add("other gradients")
+        if last in MODEL_MAKERS:
             flags.add("builds a model")
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply_gradients":
             flags.add("applies")  # a training step: no outer tape records it
+        if last[:1].isupper() or any(h.owner == "group:training" for h in new_hits):
+            self.builders.add(scope)  # Dense(...), Generator(), model.fit(...)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.top_function is None and node.attr.value in ("output", "outputs", "input", "inputs"):
+            self.file_flags.add("module model")  # model.output: a functional model built here
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.lambdas += 1
@@ -615,6 +634,8 @@ class Collector(cst.CSTVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         opened = sum(1 for item in node.items if self.is_tape(item.item))
+        if opened:
+            self.file_flags.add("tape")
         if opened and self.top_function is not None:
             self.tape_facts.setdefault(self.scope[0], set()).add("tape")
         self.tapes += opened
@@ -891,13 +912,15 @@ class Collector(cst.CSTVisitor):
         self.branches.note_call(name, qual, node)
         inference = bool(self.inference_branches) or training_branches.training_false(node)
         no_grad = inference or bool(self.stop_calls)
+        # outside any tape block, lambda or nested def: it runs when its function does
+        untaped = not self.tapes and not self.lambdas and (self.top_function is None or self.depth == self.top_depth)
         if name and not self.external(qual, name):
-            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference))
+            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
         elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
             table = dotted(node.func.value)
             if table and self.project_ref(table):
                 self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope,
-                                                 no_grad, inference))
+                                                 no_grad, inference, untaped))
         if self._in_group(STOPS, qual, node):
             self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code
@@ -1004,6 +1027,8 @@ class Collector(cst.CSTVisitor):
             h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop"
         ) + self.facts.off_gradient
         self.judge_sinks([None, MAIN_GUARD], original_node.body, module=True)
+        self.facts.builders = sorted(self.builders)
+        self.facts.gradient_style = sorted(self.file_flags)
 
     def record_exports(self) -> None:
         """What importing modules take from this one: its aliases and framework classes."""

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 8
+FORMAT = 9
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -22,7 +22,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
                   h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
                   list(h.at) if h.at is not None else None, h.displayed]
                  for h in facts.hits],
-        "calls": [[c.target, c.line, c.col, c.scope, c.no_grad, c.inference] for c in facts.calls],
+        "calls": [[c.target, c.line, c.col, c.scope, c.no_grad, c.inference, c.untaped] for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
         "star_imports": facts.star_imports, "exports": facts.exports,
@@ -30,6 +30,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
+        "builders": facts.builders, "gradient_style": facts.gradient_style,
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
@@ -66,6 +67,8 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         tables={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("tables")).items()},
         off_gradient=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
         unreferenced=[_str(v) for v in _list(doc.get("unreferenced"))],
+        builders=[_str(v) for v in _list(doc.get("builders"))],
+        gradient_style=[_str(v) for v in _list(doc.get("gradient_style"))],
         evaluation_spans=[tuple(_int(v) for v in _list(row, 4)) for row in _list(doc.get("evaluation_spans"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
@@ -89,9 +92,9 @@ def _hit(row: Any) -> Hit:
 
 
 def _call(row: Any) -> CallSite:
-    row = _list(row, 6)
+    row = _list(row, 7)
     return CallSite(target=_str(row[0]), line=_int(row[1]), col=_int(row[2]), scope=_opt_str(row[3]),
-                    no_grad=_bool(row[4]), inference=_bool(row[5]))
+                    no_grad=_bool(row[4]), inference=_bool(row[5]), untaped=_bool(row[6]))
 
 
 def _assignment(row: Any) -> tuple[str, int, int, int, int]:

@@ -95,6 +95,10 @@ class CallSite:
     no_grad: bool = False
     # ... and of those, only outside training (the first two): what it runs is no training code
     inference: bool = False
+    # outside any tape block, lambda or nested def: at module level (or in a function only such
+    # calls run) of a file that takes its gradients only with tapes and builds no model there,
+    # it runs eagerly and nothing a tape would record
+    untaped: bool = False
 
 
 @dataclass
@@ -130,6 +134,13 @@ class FileFacts:
     unreferenced: list[str] = field(default_factory=list)
     # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
     evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # functions that make objects (a class called: layers, models) or train: what they run may
+    # be differentiated later, wherever they are called (see CallSite.untaped)
+    builders: list[str] = field(default_factory=list)
+    # how the file takes gradients and where it builds models: "tape" (it opens a GradientTape),
+    # "other gradients" (minimize, tf.gradients, a loss collection), "module model" (its
+    # module-level code builds a Keras model: ops there run on symbolic tensors)
+    gradient_style: list[str] = field(default_factory=list)
     # (line, col) of ops whose value feeds no gradient target of their block (gradients.py)
     off_gradient: list[tuple[int, int]] = field(default_factory=list)
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):

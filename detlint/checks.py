@@ -363,7 +363,9 @@ class Evaluator:
         if late_after is not None:
             late = where_of(late_after.path, late_after.hit.span[0])
         message_late = check.get("message-late") or rule.message_late
-        template = message_late if late_after is not None and message_late else (check.get("message") or rule.message)
+        # a source's own message (a library that draws on its own terms) wins over the rule's
+        template = message_late if late_after is not None and message_late else (
+            matcher.message if matcher.message and kind == "group" else check.get("message") or rule.message)
         label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
             else pretty(first.hit.api)
         use = uses[0]

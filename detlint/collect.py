@@ -45,6 +45,7 @@ TAPES = "group:gradient-tapes"
 # code that makes a symbolic input (or reads a model's) does so itself
 MODEL_MAKERS = frozenset({"Input", "InputLayer", "Model", "Sequential"})
 SYMBOLIC_MAKERS = frozenset({"Input", "InputLayer"})
+SAFE_POSITION = 2  # parameters from the third on are passed by keyword in practice
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
@@ -131,6 +132,10 @@ class Collector(cst.CSTVisitor):
         self.file_flags: set[str] = set()  # "tape", "other gradients", "module model"
         self.plain_functions: list[str] = []  # top-level functions without decorators
         self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
+        # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
+        # the hit they belong to; keywords any call of this file passes
+        self.pending_defaults: list[str] = []
+        self.keywords: set[str] = set()
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
         self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
@@ -262,7 +267,25 @@ class Collector(cst.CSTVisitor):
         name = dotted(node)
         if name is None or (option is None and self.qualify(name) is not None):
             return None  # a module's attribute: not a value the program chooses
+        self.note_safe_default(name, cond)
         return f"when {name} is {wanted}"
+
+    def note_safe_default(self, name: str, cond: Condition) -> None:
+        """``fit(use_multiprocessing=procs)`` in ``def train(..., procs=False)``: a parameter
+        whose default is the safe value. If nothing passes it, the default is what runs (see
+        FileFacts.safe_defaults); a leading parameter may be passed by position, so it does not count."""
+        function = self.top_function
+        if function is None or self.depth != self.top_depth:
+            return
+        params = function.params
+        ordered = [*params.posonly_params, *params.params]
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
+            if param.name.value != name or param.default is None:
+                continue
+            default = self.value(param.default)
+            if default is not UNKNOWN and not isinstance(default, Ref) and not check(cond, default) \
+                    and (index >= SAFE_POSITION or index >= len(ordered)):
+                self.pending_defaults.append(name)
 
     @property
     def current_scope(self) -> Optional[str]:
@@ -293,6 +316,9 @@ class Collector(cst.CSTVisitor):
                 return
         self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                    arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+        for param in self.pending_defaults:
+            self.facts.safe_defaults.append((line, col, param))
+        self.pending_defaults = []
         if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
             self.sink_ops.setdefault(self.current_scope, {})[id(node)] = (line, col)
             if self.top_function is not None and not self.tapes and not self.lambdas and \
@@ -401,6 +427,10 @@ class Collector(cst.CSTVisitor):
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self.suites.pop()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.keywords.add(node.keyword.value)
 
     def visit_Comment(self, node: cst.Comment) -> None:
         self.comments.append(node.value)
@@ -784,6 +814,7 @@ class Collector(cst.CSTVisitor):
                 matcher = self.kb.matcher(owner, i)
                 detail = ""
                 if call is not None and matcher.kwargs:
+                    self.pending_defaults = []
                     found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
                                          self.argument_note if owner.startswith("rule:") else None, self.origin_of)
                     if found is None:
@@ -818,6 +849,7 @@ class Collector(cst.CSTVisitor):
                 continue
             detail = ""
             if matcher.kwargs:
+                self.pending_defaults = []
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
                                      self.argument_note if owner.startswith("rule:") else None, self.origin_of)
                 if found is None:
@@ -1028,6 +1060,8 @@ class Collector(cst.CSTVisitor):
         ) + self.facts.off_gradient
         self.judge_sinks([None, MAIN_GUARD], original_node.body, module=True)
         self.facts.builders = sorted(self.builders)
+        # a parameter this file passes by keyword somewhere may be set: its hits stay
+        self.facts.safe_defaults = [d for d in self.facts.safe_defaults if d[2] not in self.keywords]
         self.facts.gradient_style = sorted(self.file_flags)
 
     def record_exports(self) -> None:

@@ -507,6 +507,12 @@ class Linter:
         in a library module, what only programs that never train run (a demo's drawing helper) is
         not; the ops of functions the training programs never differentiate do not count
         (gradients.py)."""
+        if facts.safe_defaults:  # what a parameter no file passes would make a problem never happens
+            here = real(path)
+            unset = {(line, col, f"when {word} is ") for line, col, word in facts.safe_defaults
+                     if all(p == here for p in self.import_index.naming_word(word))}
+            facts = replace(facts, hits=[h for h in facts.hits if not any(
+                (h.line, h.col) == (line, col) and note in h.detail for line, col, note in unset)])
         if self.not_training(path) or not any(h.owner.startswith(("op:", "rule:")) for h in facts.hits):
             return self.evaluator.file_diagnostics(display, facts, trains, training, program)
         own = program is not None and training

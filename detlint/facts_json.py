@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from .ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 9
+FORMAT = 10
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -31,6 +31,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
         "builders": facts.builders, "gradient_style": facts.gradient_style,
+        "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
@@ -69,6 +70,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         unreferenced=[_str(v) for v in _list(doc.get("unreferenced"))],
         builders=[_str(v) for v in _list(doc.get("builders"))],
         gradient_style=[_str(v) for v in _list(doc.get("gradient_style"))],
+        safe_defaults=[(_int(a), _int(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
         evaluation_spans=[tuple(_int(v) for v in _list(row, 4)) for row in _list(doc.get("evaluation_spans"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),

@@ -141,6 +141,10 @@ class FileFacts:
     # "other gradients" (minimize, tf.gradients, a loss collection), "module model" (its
     # module-level code builds a Keras model: ops there run on symbolic tensors)
     gradient_style: list[str] = field(default_factory=list)
+    # (line, col, parameter) of rule hits whose problem value would come from a parameter whose
+    # default is safe and that no call of this file passes by keyword: if no other file of the
+    # project names it either, the default is what runs
+    safe_defaults: list[tuple[int, int, str]] = field(default_factory=list)
     # (line, col) of ops whose value feeds no gradient target of their block (gradients.py)
     off_gradient: list[tuple[int, int]] = field(default_factory=list)
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):

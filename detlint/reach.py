@@ -38,6 +38,7 @@ class ImportIndex:
         self.root = root
         self._words: Optional[dict[Path, set[str]]] = None
         self._naming: Optional[dict[str, list[Path]]] = None  # import word -> files, in path order
+        self._texts: Optional[dict[Path, str]] = None
 
     @property
     def words(self) -> dict[Path, set[str]]:
@@ -66,6 +67,17 @@ class ImportIndex:
                 for word in words:
                     self._naming.setdefault(word, []).append(path)
         return self._naming
+
+    def naming_word(self, word: str) -> list[Path]:
+        """Files whose text holds ``word`` as a whole word (anywhere: calls, strings, comments).
+        Read only when asked (a parameter no file passes), and then kept."""
+        if self._texts is None:
+            self._texts = {}
+            for path in self.words:
+                data, _ = read_bytes(path, MAX_TEXT)
+                self._texts[path] = data.decode("utf-8", errors="replace") if data is not None else ""
+        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        return [path for path, text in self._texts.items() if word in text and pattern.search(text)]
 
     def importers(self, module: Path, depth: int) -> list[Path]:
         """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""

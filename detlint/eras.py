@@ -145,9 +145,12 @@ def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
     framework_files = 0
     for path in files:
         raw = _raw(path)
-        text = code_text(path, raw)
-        framework_files += bool(_USES_FRAMEWORK.search(text))
-        found: list[tuple[Optional[Era], str]] = list(file_evidence(text, eras))
+        # comments hold no import line, and taking text away finds nothing the whole text lacks:
+        # most files of a large project give no evidence, and are not stripped
+        framework_files += bool(_USES_FRAMEWORK.search(raw))
+        found: list[tuple[Optional[Era], str]] = []
+        if path.suffix == ".ipynb" or file_evidence(raw, eras):
+            found = list(file_evidence(code_text(path, raw), eras))
         allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found if era))
         printed = printed_tf_version(raw) if path.suffix == ".ipynb" else None
         if printed is not None and printed[0] in allowed:  # the version it ran with, if known

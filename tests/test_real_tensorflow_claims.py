@@ -23,7 +23,7 @@ tf = pytest.importorskip("tensorflow")
 TF_VERSION = Version.parse(tf.__version__)
 KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "keras_tuner", "kerastuner", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras",
-                      "fire", "typer", "matplotlib")
+                      "fire", "typer", "matplotlib", "albumentations")
 
 
 def run_tf(code: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -305,6 +305,45 @@ def test_tf_data_stage_functions_are_not_differentiated() -> None:
     """)
     assert "MAPPED None" in proc.stdout
     assert "DIRECT 64.0" in proc.stdout, proc.stdout
+
+
+def test_values_reaching_only_gradient_free_calls_get_no_gradient() -> None:
+    """What gradient_sinks.py and the tape rules rely on: a gather whose result only reaches
+    argmax, an integer cast or the indices of another gather, and one run before the tape, get
+    no gradient (tape.gradient gives None for their table); minimize(var_list=[A]) builds no
+    backprop for an embedding the listed variable does not feed."""
+    proc = run_tf("""
+        import tensorflow as tf
+        table = tf.Variable(tf.random.stateless_normal([10, 4], seed=[1, 2]))
+        ids = tf.constant([1, 2, 3])
+        before = tf.gather(table, ids)  # outside the tape
+        with tf.GradientTape(persistent=True) as tape:
+            picked = tf.gather(table, ids)
+            index = tf.argmax(picked, axis=1)
+            as_int = tf.cast(tf.gather(table, ids), tf.int64)
+            loss_sinks = tf.reduce_sum(tf.gather(tf.ones([10, 4]), index)) + tf.cast(tf.reduce_sum(as_int), tf.float32)
+            loss_before = tf.reduce_sum(before * 2.0)
+            loss_live = tf.reduce_sum(tf.gather(table, ids))
+        print("SINKS", tape.gradient(loss_sinks, table))
+        print("BEFORE", tape.gradient(loss_before, table))
+        print("LIVE", type(tape.gradient(loss_live, table)).__name__)
+
+        emb, A = tf.Variable(tf.ones([10, 4])), tf.Variable(tf.ones([4, 1]))
+
+        def backprop_of_gather(sources):
+            @tf.function
+            def graph():
+                loss = tf.reduce_sum(tf.matmul(tf.gather(emb, ids), A))
+                return tf.gradients(loss, sources)
+            names = [op.name for op in graph.get_concrete_function().graph.get_operations()]
+            return any("Gather" in name and "_grad" in name for name in names)
+
+        print("VAR_LIST_A", backprop_of_gather([A]))
+        print("VAR_LIST_A_EMB", backprop_of_gather([A, emb]))
+    """)
+    assert "SINKS None" in proc.stdout and "BEFORE None" in proc.stdout, proc.stdout
+    assert "LIVE IndexedSlices" in proc.stdout, proc.stdout  # the live gather's backprop does run
+    assert "VAR_LIST_A False" in proc.stdout and "VAR_LIST_A_EMB True" in proc.stdout, proc.stdout
 
 
 # ---- every API name the knowledge base claims exists on the installed version resolves ----------

@@ -204,6 +204,15 @@ def importer_diagnostics(sub: Any, named: list[Path], group: list[Path],
         sub.close()
 
 
+def _cache_nearby(anchor: Sequence[Path], cache_dir: Optional[str]) -> bool:
+    """Is there a cache a run here may use (the default folder in the working folder or a
+    parent of the first path)? Without one, every file is parsed."""
+    if cache_dir:
+        return Path(cache_dir).is_dir()
+    start = Path(anchor[0]).resolve() if anchor else Path.cwd()
+    return any((folder / ".detlint_cache").is_dir() for folder in (Path.cwd(), start, *start.parents))
+
+
 def run_check(argv: Sequence[str], out: TextIO) -> int:
     from .engine import Linter
     from .discovery import discover
@@ -216,6 +225,10 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     anchor = [Path(args.stdin_filename)] if stdin_mode and args.stdin_filename else (
         [] if stdin_mode else paths)
     kb = load()
+    if not args.show_settings and (args.no_cache or not _cache_nearby(anchor, args.cache_dir)):
+        from .isolation import start_early
+
+        start_early(kb)  # a first run parses: start a parser while the settings are worked out
     settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated,
                              known_codes=kb.rules, eras=kb.eras)
     if args.show_settings:

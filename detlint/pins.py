@@ -286,6 +286,14 @@ def installed_tf_version(*roots: Path) -> Optional[tuple[Version, str]]:
         for site in _site_packages(prefix):
             for dist, version, full in _dist_versions(site):
                 return version, f"{dist} {full} installed in {label}"
+    # detlint's own environment: its site-packages folders are read the same way (importing
+    # importlib.metadata alone costs a cold single-file run 70 ms); other layouts ask it
+    own = [Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
+    for site in own:
+        for dist, version, full in _dist_versions(site):
+            return version, f"installed {dist} {full}"
+    if own:
+        return None
     from importlib import metadata
 
     for dist in TF_DISTRIBUTIONS:

@@ -38,7 +38,7 @@ class ImportIndex:
         self.root = root
         self._words: Optional[dict[Path, set[str]]] = None
         self._naming: Optional[dict[str, list[Path]]] = None  # import word -> files, in path order
-        self._texts: Optional[dict[Path, str]] = None
+        self._named: dict[str, list[Path]] = {}  # word -> files whose text holds it
 
     @property
     def words(self) -> dict[Path, set[str]]:
@@ -70,14 +70,18 @@ class ImportIndex:
 
     def naming_word(self, word: str) -> list[Path]:
         """Files whose text holds ``word`` as a whole word (anywhere: calls, strings, comments).
-        Read only when asked (a parameter no file passes), and then kept."""
-        if self._texts is None:
-            self._texts = {}
+        Read only when asked (a parameter no file passes); the answers are kept, not the texts,
+        so a large project's memory stays flat."""
+        if word not in self._named:
+            pattern = re.compile(rf"\b{re.escape(word)}\b")
+            found = []
             for path in self.words:
                 data, _ = read_bytes(path, MAX_TEXT)
-                self._texts[path] = data.decode("utf-8", errors="replace") if data is not None else ""
-        pattern = re.compile(rf"\b{re.escape(word)}\b")
-        return [path for path, text in self._texts.items() if word in text and pattern.search(text)]
+                text = data.decode("utf-8", errors="replace") if data is not None else ""
+                if word in text and pattern.search(text):
+                    found.append(path)
+            self._named[word] = found
+        return self._named[word]
 
     def importers(self, module: Path, depth: int) -> list[Path]:
         """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""

@@ -476,7 +476,7 @@ class Collector(cst.CSTVisitor):
         new_hits = self.facts.hits[start:]
         other_gradients = any(h.owner == GRADIENT_TARGETS for h in new_hits) and not (
             isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient")
-        if other_gradients or self._in_group(LOSS_COLLECTIONS, qual, node):
+        if other_gradients:
             self.file_flags.add("other gradients")  # minimize, compute_gradients, tf.gradients
         if self.top_function is None:
             if last in SYMBOLIC_MAKERS:  # as written: `inputs(x)` is not one
@@ -981,6 +981,7 @@ class Collector(cst.CSTVisitor):
         """``opt.minimize(loss)``, ``tape.gradient(loss, ...)``: what the block differentiates."""
         if self._in_group(LOSS_COLLECTIONS, qual, node):
             self.paths.opaque(self.current_scope)
+            self.file_flags.add("other gradients")  # a loss taken from a collection, not a tape
         if any(h.owner == GRADIENT_TARGETS for h in self.facts.hits[start:]):
             loss = argument(node, "loss", 0)
             for keyword in ("target", "ys"):

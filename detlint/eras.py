@@ -77,17 +77,42 @@ def code_text(path: Path, raw: str) -> str:
     return _COMMENT_LINE.sub("", raw)
 
 
-_FAST: dict[str, "re.Pattern[str]"] = {}
+try:  # the parser behind re.compile; only asked which literal text a pattern needs
+    from re import _constants as _sre_constants, _parser as _sre_parser  # type: ignore[attr-defined]
+except ImportError:  # Python < 3.11
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parser  # type: ignore[no-redef]
+
+_FAST: dict[str, tuple["re.Pattern[str]", str]] = {}
+
+
+def needed_literal(pattern: "re.Pattern[str]") -> str:
+    """The longest text every match contains (``tf.train.`` for ``\\btf\\.train\\.(?:Saver|...)``):
+    ``in`` rules a file out several times faster than the pattern's own search."""
+    best = run = ""
+    try:
+        parsed = list(_sre_parser.parse(pattern.pattern, pattern.flags))
+    except Exception:  # a parser of another Python: no shortcut, the search still decides
+        return ""
+    for op, arg in parsed:
+        run = run + chr(arg) if op is _sre_constants.LITERAL and not pattern.flags & re.IGNORECASE else ""
+        best = max(best, run, key=len)
+    return best
 
 
 def _search(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
-    """``pattern.search``, but a leading ``\b`` is checked by hand: without it the regular
-    expression engine skips ahead to its literal start (ten times faster over a large project)."""
-    if not pattern.pattern.startswith(r"\b"):
+    """``pattern.search``, after a check that the text holds the literal it needs; a leading
+    ``\\b`` is checked by hand: without it the regular expression engine skips ahead to its
+    literal start (ten times faster over a large project)."""
+    entry = _FAST.get(pattern.pattern)
+    if entry is None:
+        fast = re.compile(pattern.pattern[2:], pattern.flags) if pattern.pattern.startswith(r"\b") else pattern
+        entry = _FAST[pattern.pattern] = (fast, needed_literal(pattern))
+    fast, literal = entry
+    if literal not in text:
+        return None
+    if fast is pattern:
         return pattern.search(text)
-    fast = _FAST.get(pattern.pattern)
-    if fast is None:
-        fast = _FAST[pattern.pattern] = re.compile(pattern.pattern[2:], pattern.flags)
     start = 0
     while True:
         match = fast.search(text, start)

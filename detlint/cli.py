@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from . import __version__
-from .config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option, seed_arg
-from .pins import has_dependency_file
-from .cache import FactsCache
-from .ftypes import Diagnostic
-from .kb import KnowledgeBaseError
+from detlint._version import __version__
+from detlint.settings.config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option, seed_arg
+from detlint.settings.pins import has_dependency_file
+from detlint.lint.cache import FactsCache
+from detlint.lint.ftypes import Diagnostic
+from detlint.knowledge.kb import KnowledgeBaseError
 
 SUBCOMMANDS = ("check", "run", "diverge", "rule")
 COMMANDS_HELP = """commands:
@@ -182,7 +182,7 @@ def lint_group(sub: Any, group: list[Path], jobs: int, cache: Optional[FactsCach
     for start in range(0, len(group), step):
         chunk = group[start:start + step]
         if jobs > 1 and forked and (cache is None or cache.misses):
-            from . import collect  # noqa: F401  (imports libcst)
+            from detlint.lint import collect  # noqa: F401  (imports libcst)
         sub.prefetch(chunk, jobs, cache)
         progress.update(read=len(chunk), cached=cache.hits if cache else 0)
     diags: list[Diagnostic] = []
@@ -196,7 +196,7 @@ def importer_diagnostics(sub: Any, named: list[Path], group: list[Path],
                          cache: Optional[FactsCache]) -> list[Diagnostic]:
     if not named:
         return []
-    from .importers import importer_findings
+    from detlint.lint.programs.importers import importer_findings
 
     try:
         return importer_findings(sub, named, group, cache)
@@ -214,10 +214,10 @@ def _cache_nearby(anchor: Sequence[Path], cache_dir: Optional[str]) -> bool:
 
 
 def run_check(argv: Sequence[str], out: TextIO) -> int:
-    from .engine import Linter
-    from .discovery import discover
-    from .kb import load
-    from .output import Progress, emit, write_statistics
+    from detlint.lint.engine import Linter
+    from detlint.lint.files.discovery import discover
+    from detlint.knowledge.kb import load
+    from detlint.lint.output import Progress, emit, write_statistics
 
     args = check_parser().parse_args(list(argv))
     paths = [Path(p) for p in (args.paths or ["."])]
@@ -226,7 +226,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         [] if stdin_mode else paths)
     kb = load()
     if not args.show_settings and (args.no_cache or not _cache_nearby(anchor, args.cache_dir)):
-        from .isolation import start_early
+        from detlint.lint.isolation import start_early
 
         start_early(kb)  # a first run parses: start a parser while the settings are worked out
     settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated,
@@ -241,8 +241,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         check_output_file(args.output_file, [Path(args.stdin_filename)] if args.stdin_filename else [])
         virtual = Path(name if args.stdin_filename else "stdin.py")
         data = sys.stdin.buffer.read()
-        from .engine import read_source
-        from .ftypes import FileFacts
+        from detlint.lint.engine import read_source
+        from detlint.lint.ftypes import FileFacts
 
         source = read_source(virtual, data)
         files = [virtual]
@@ -252,7 +252,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             linter.set_error(virtual, FileFacts(path=name, error=source.error))
         if (args.fix or args.diff or args.fix_only) and source.text is not None and virtual.suffix != ".ipynb":
             # as ruff does: the fixed source goes to stdout (the diff with --diff), the report to stderr
-            from .autofix import fix_text, unified_diff
+            from detlint.fix.autofix import fix_text, unified_diff
 
             result = fix_text(linter, virtual, source.text, args.unsafe_fixes, [])
             fixed_count = len(result.applied) if result.changed else 0
@@ -302,7 +302,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                     diags.extend(lint_group(sub, group, jobs, cache, progress))
                     diags.extend(importer_diagnostics(sub, named, group, cache))
                     continue
-                from .autofix import fix_files, unified_diff
+                from detlint.fix.autofix import fix_files, unified_diff
 
                 results = fix_files(sub, group, unsafe=args.unsafe_fixes, write=not args.diff)
                 for result in results:
@@ -331,7 +331,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             return 0
 
     if settings.output_format in ("json", "sarif") and not stdin_mode and not args.statistics:
-        from .autofix import attach_edits
+        from detlint.fix.autofix import attach_edits
 
         attach_edits(linter, diags)
     stream: TextIO = out
@@ -349,7 +349,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
         def source_lines(path: str) -> list[str]:
             if path not in cache:
-                from .sources import read_bytes  # never blocks on a FIFO named on the command line
+                from detlint.lint.files.sources import read_bytes  # never blocks on a FIFO named on the command line
 
                 data, _ = read_bytes(Path(path))
                 cache[path] = (data or b"").decode("utf-8", errors="replace").splitlines()
@@ -371,8 +371,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
 
 def run_rule(argv: Sequence[str], out: TextIO) -> int:
-    from .docs import rule_markdown, rules_page
-    from .kb import load
+    from detlint.knowledge.docs import rule_markdown, rules_page
+    from detlint.knowledge.kb import load
 
     args = rule_parser().parse_args(list(argv))
     kb = load()
@@ -407,11 +407,11 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> 
         if argv and argv[0] == "rule":
             return run_rule(argv[1:], out)
         if argv and argv[0] == "diverge":
-            from .divergence import main as diverge_main
+            from detlint.divergence.finder import main as diverge_main
 
             return diverge_main(argv[1:])
         if argv and argv[0] == "run":
-            from .launcher import main as run_main
+            from detlint.runtime.launcher import main as run_main
 
             return run_main(argv[1:])
         if argv and argv[0] == "check":

@@ -68,8 +68,8 @@ def fixture_units() -> list[tuple[str, Path, list[Path]]]:
 
 
 def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
-    from detlint.config import load_settings
-    from detlint.engine import Linter
+    from detlint.settings.config import load_settings
+    from detlint.lint.engine import Linter
 
     # the fixtures live under tests/, a default not-training folder: check them as training code
     cli = {"tensorflow-version": version, "not-training": [], **overrides}

@@ -8,9 +8,9 @@ from typing import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from detlint.autofix import FileFix
-from detlint.fix_cleanup import bound_name, used_names
-from detlint.ftypes import Diagnostic
+from detlint.fix.autofix import FileFix
+from detlint.fix.cleanup import bound_name, used_names
+from detlint.lint.ftypes import Diagnostic
 
 
 class _Statements(cst.CSTVisitor):

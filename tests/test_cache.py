@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, make_linter
-from detlint import kb as kb_module
-from detlint.cache import FactsCache
+from detlint.knowledge import kb as kb_module
+from detlint.lint.cache import FactsCache
 
 TRAIN = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\nmodel.fit(x, y)\n"
 CLEAN = "import os\nprint(os.getcwd())\n"
@@ -95,7 +95,7 @@ def test_concurrent_runs_share_the_cache(project: Path) -> None:
 
 def test_fully_cached_run_does_not_import_libcst(project: Path) -> None:
     # files are parsed in worker processes: a run that parses anything starts one
-    cmd = [sys.executable, "-c", "import sys; from detlint.cli import main; from detlint.isolation import ParserPool; "
+    cmd = [sys.executable, "-c", "import sys; from detlint.cli import main; from detlint.lint.isolation import ParserPool; "
            "code = main(['.', '--isolated', '--tf-version', '2.21']); "
            "print('LIBCST', 'libcst' in sys.modules, 'WORKERS', ParserPool.workers_started)"]
     subprocess.run(cmd, cwd=project, capture_output=True, text=True)

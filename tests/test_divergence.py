@@ -72,7 +72,7 @@ def test_reordered_input_pipeline_is_named() -> None:
 def test_program_under_apply_does_not_diverge_and_says_how_much_was_compared() -> None:
     from steps import cnn_step
 
-    from detlint.divergence import diverge
+    from detlint.divergence.finder import diverge
 
     report = diverge(cnn_step, apply=True, seed=3, max_steps=4)
     assert report.compared and report.first is None, str(report)
@@ -83,7 +83,7 @@ def test_program_under_apply_does_not_diverge_and_says_how_much_was_compared() -
 def test_limits_hold_and_dumps_are_removed_when_the_program_fails() -> None:
     from steps import cnn_step
 
-    from detlint.divergence import diverge
+    from detlint.divergence.finder import diverge
 
     before = leftover_dumps()
     report = diverge(cnn_step, inputs=(True,), seed=3, apply=True, max_steps=2, max_dump_mb=40)
@@ -97,8 +97,8 @@ def test_library_frames_are_told_by_location_not_by_name(tmp_path: Path) -> None
     import sysconfig
 
     import detlint
-    from detlint.divergence import is_library_frame
-    from detlint.recorder import library_roots
+    from detlint.divergence.finder import is_library_frame
+    from detlint.divergence.recorder import library_roots
 
     roots = library_roots()
     package = Path(detlint.__file__).resolve().parent

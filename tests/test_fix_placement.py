@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from conftest import make_linter
-from detlint import autofix
+from detlint.fix import autofix
 
 CONV_TRAINING = """model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])
 model.compile("sgd", "mse")

@@ -14,8 +14,9 @@ import pytest
 
 from conftest import FIXTURES, ROOT, fixture_units, fixture_version, make_linter
 from kept import lost_in_fix
-from detlint import autofix, cli
-from detlint.fixes import FixPlan, is_applicable
+from detlint import cli
+from detlint.fix import autofix
+from detlint.fix.fixes import FixPlan, is_applicable
 
 PAIRS = sorted((FIXTURES / "fixes").glob("*.in.py"))
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from detlint.kb import load
+from detlint.knowledge.kb import load
 from conftest import FIXTURES, ROOT, expectations, fixture_units, fixture_version, lint_paths
 
 UNITS = fixture_units()

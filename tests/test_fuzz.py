@@ -10,7 +10,7 @@ from pathlib import Path
 import libcst as cst
 
 from conftest import FIXTURES, ROOT, make_linter
-from detlint import autofix
+from detlint.fix import autofix
 from kept import lost_in_fix
 
 SOURCES = sorted(p for p in FIXTURES.rglob("*.py") if not p.name.endswith(".out.py")) + sorted(

@@ -4,11 +4,11 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from detlint.collect import collect
-from detlint.facts_json import dump_facts, load_facts
-from detlint.gradients import gradient_free
-from detlint.kb import load
-from detlint.training_branches import training_test
+from detlint.lint.collect import collect
+from detlint.lint.facts_json import dump_facts, load_facts
+from detlint.lint.flow.gradients import gradient_free
+from detlint.knowledge.kb import load
+from detlint.lint.flow.training_branches import training_test
 
 
 @pytest.mark.parametrize("test, expected", [

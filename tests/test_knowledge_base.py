@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, make_linter
-from detlint import kb as kb_module
-from detlint.docs import rules_page
-from detlint.versions import Version
+from detlint.knowledge import kb as kb_module
+from detlint.knowledge.docs import rules_page
+from detlint.knowledge.versions import Version
 
 KB = kb_module.load()
 # One version per range boundary the knowledge base uses, so each message and fix variant runs.
@@ -132,7 +132,7 @@ def test_every_python_random_draw_is_a_python_consumer() -> None:
 def test_no_specific_spelling_hides_another_owners_entry() -> None:
     """Lookups stop at the most specific spelling the knowledge base knows (tf.compat.v1.x before
     tf.x): an owner listing only the specific one would hide every other owner's entry for x."""
-    from detlint.names import candidates
+    from detlint.lint.names import candidates
 
     for kind, by_name in KB.index.items():
         for name, entries in by_name.items():

@@ -22,7 +22,7 @@ def test_multi_line_call_points_at_the_keyword() -> None:
 
 
 def test_fix_still_rewrites_the_call_a_finding_points_inside(tmp_path: Path) -> None:
-    from detlint.autofix import fix_text
+    from detlint.fix.autofix import fix_text
 
     (tmp_path / "pyproject.toml").write_text("")
     path = tmp_path / "train.py"

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from conftest import make_linter
-from detlint.cache import FactsCache
-from detlint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION
-from detlint.kb import load
-from detlint.links import OutlineExports
-from detlint.names import EXTERNAL_MODULES
-from detlint.outline import Outline, kb_tokens, outline, outline_from_json, outline_to_json
+from detlint.lint.cache import FactsCache
+from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION
+from detlint.knowledge.kb import load
+from detlint.lint.programs.links import OutlineExports
+from detlint.lint.names import EXTERNAL_MODULES
+from detlint.lint.programs.outline import Outline, kb_tokens, outline, outline_from_json, outline_to_json
 
 KB = load()
 TOKENS = kb_tokens(KB)

@@ -46,7 +46,7 @@ def test_an_empty_setting_checks_every_file_as_training_code(tmp_path: Path) -> 
 
 
 def test_patterns_match_folders_anywhere_and_file_names() -> None:
-    from detlint.config import DEFAULT_NOT_TRAINING, not_training
+    from detlint.settings.config import DEFAULT_NOT_TRAINING, not_training
 
     assert not_training("pkg/tests/helpers.py", DEFAULT_NOT_TRAINING)
     assert not_training("test_model.py", DEFAULT_NOT_TRAINING)

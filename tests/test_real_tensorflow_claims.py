@@ -16,8 +16,8 @@ from importlib import metadata
 import pytest
 
 from conftest import REORDERING_PIPELINE
-from detlint import kb as kb_module
-from detlint.versions import Version
+from detlint.knowledge import kb as kb_module
+from detlint.knowledge.versions import Version
 
 tf = pytest.importorskip("tensorflow")
 TF_VERSION = Version.parse(tf.__version__)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REORDERING_PIPELINE, ROOT
-from detlint import kb as kb_module
-from detlint import runtime
-from detlint.launcher import detlint_home
-from detlint.versions import Version
+from detlint.knowledge import kb as kb_module
+from detlint.runtime import shim as runtime
+from detlint.runtime.launcher import detlint_home
+from detlint.knowledge.versions import Version
 
 CNN = ROOT / "tests" / "realtf" / "keras_cnn.py"
 KB = kb_module.load()
@@ -165,8 +165,8 @@ def test_launchers_refuse_bad_seeds(tmp_path: Path, command: list[str]) -> None:
 
 
 def test_child_pythonpath_holds_only_the_boot_folder() -> None:
-    from detlint.divergence import _child_env
-    from detlint.launcher import BOOT, child_environment
+    from detlint.divergence.finder import _child_env
+    from detlint.runtime.launcher import BOOT, child_environment
 
     site_packages = str(Path(runtime.__file__).resolve().parent.parent)
     for env in (child_environment(3, False, base={"PYTHONPATH": "/the/users/own"}),

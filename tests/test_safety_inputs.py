@@ -19,10 +19,10 @@ from typing import Optional
 import pytest
 
 from conftest import make_linter
-from detlint import kb as kb_module
-from detlint.cache import FactsCache
+from detlint.knowledge import kb as kb_module
+from detlint.lint.cache import FactsCache
 from detlint.cli import main
-from detlint.engine import real
+from detlint.lint.engine import real
 
 GOOD = "import os\nos.environ['PYTHONHASHSEED'] = '0'\n"  # DET105 on line 2
 TRAIN = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\nmodel.fit(x, y)\n"
@@ -142,8 +142,8 @@ def test_a_tampered_json_entry_is_a_cache_miss(tmp_path: Path, tamper) -> None: 
 
 def test_cache_entries_round_trip_the_facts_of_every_fixture() -> None:
     from conftest import FIXTURES
-    from detlint.collect import collect
-    from detlint.facts_json import dump_facts, load_facts
+    from detlint.lint.collect import collect
+    from detlint.lint.facts_json import dump_facts, load_facts
 
     kb = kb_module.load()
     checked = 0
@@ -167,7 +167,7 @@ def test_the_user_knowledge_base_cache_is_data_only(tmp_path: Path) -> None:
         (xdg / "detlint" / f"kb-{__version__}-{digest.hexdigest()[:24]}{suffix}").write_bytes(
             pickle.dumps(Planted(marker)))
     root = project(tmp_path, {"good.py": GOOD})
-    probe = "import sys; from detlint.kb import load; load(); print('YAML', 'yaml' in sys.modules)"
+    probe = "import sys; from detlint.knowledge.kb import load; load(); print('YAML', 'yaml' in sys.modules)"
     first = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
                            env={**os.environ, "XDG_CACHE_HOME": str(xdg)}, timeout=120)
     assert not marker.exists() and "YAML True" in first.stdout, first.stderr

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from detlint.config import load_settings
-from detlint.kb import load
-from detlint.pins import conda_requirements, pinned_keras_major, pinned_tf_version, setup_py_requirements
-from detlint.versions import Version
+from detlint.settings.config import load_settings
+from detlint.knowledge.kb import load
+from detlint.settings.pins import conda_requirements, pinned_keras_major, pinned_tf_version, setup_py_requirements
+from detlint.knowledge.versions import Version
 
 KB = load()
 TF1_TRAINING = textwrap.dedent("""\

@@ -1,0 +1,2 @@
+"""The package version, in a module that imports nothing."""
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""``detlint diverge``: record two runs and find the first op where they part."""

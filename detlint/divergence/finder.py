@@ -1,0 +1,509 @@
+"""``detlint diverge``: run the same program (or step function) twice, record every op's output
+with TensorFlow's debugger, and point at the first op whose outputs differ.
+
+Recording happens in the child processes (``recorder``); this module starts them, reads the two
+dumps with TensorFlow's ``DebugDataReader`` one tensor at a time (only digests are kept, so
+memory does not grow with the model), compares them in execution order, and names the first
+difference with its op type, op name, the source line that created it and, where the knowledge
+base knows the op, the rule and its fix for the installed TensorFlow version.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from detlint.knowledge import kb as kb_module
+from detlint.settings.config import check_seed, seed_arg
+from detlint.divergence.recorder import ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS, dump_size_mb, library_roots
+from detlint.runtime.shim import tf_version
+
+LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
+QUIET_LEVEL = "2"  # TensorFlow's C++ INFO and WARNING lines (its start-up banner) are not shown
+NEARBY = 6  # how many earlier ops to look at when the differing op itself is not in the knowledge base
+
+
+@dataclass
+class Record:
+    stream: str  # "graph" (ops inside tf.function graphs) or "eager"
+    position: int
+    op_type: str
+    op_name: str
+    slot: int
+    digest: str
+    values: int
+    wall_time: float
+    handle: Any = field(repr=False, compare=False, default=None)
+    graph: str = ""  # the tf.function graph the op ran in ("" when eager)
+
+
+@dataclass
+class Divergence:
+    stream: str
+    position: int
+    op_type: str
+    op_name: str
+    location: str
+    max_abs_diff: Optional[float]
+    detail: str
+    rule: Optional[str] = None
+    rule_name: Optional[str] = None
+    fix: Optional[str] = None
+
+
+@dataclass
+class DivergeReport:
+    command: str
+    runs: int
+    ops_compared: int = 0
+    values_compared: int = 0
+    first: Optional[Divergence] = None
+    exit_codes: list[int] = field(default_factory=list)
+    dump_mb: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    compared: bool = False  # False when a run recorded nothing, so there was nothing to compare
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        lines = [f"detlint diverge: {self.runs} runs of {self.command}"]
+        if not self.compared:
+            lines.append("nothing to compare: a run recorded no TensorFlow ops")
+        elif self.first is None:
+            lines.append(f"no difference: {self.ops_compared} op outputs ({self.values_compared} values) "
+                         f"were identical in every run")
+        else:
+            d = self.first
+            name = f" '{d.op_name}'" if d.op_name and d.op_name != d.op_type else ""
+            where = "inside a tf.function graph" if d.stream == "graph" else "run eagerly"
+            lines.append(f"first difference: {d.op_type}{name} ({where})")
+            lines.append(f"  created at {d.location}")
+            if d.max_abs_diff is not None:
+                lines.append(f"  max |run 1 - run 2| = {d.max_abs_diff:.6g}")
+            if d.detail:
+                lines.append(f"  {d.detail}")
+            if d.rule:
+                lines.append(f"  known source: {d.rule} {d.rule_name}; {d.fix}")
+            lines.append(f"  ({self.ops_compared} op outputs, {self.values_compared} values compared before it)")
+        for code in self.exit_codes:
+            if code != 0:
+                lines.append(f"note: a run exited with status {code}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        lines.append(f"disk used per run: {', '.join(f'{mb:.1f} MB' for mb in self.dump_mb)} (removed)")
+        return "\n".join(lines)
+
+
+# ---- reading a dump -----------------------------------------------------------------------------
+def _digest(value: Any) -> tuple[str, int]:
+    import numpy as np
+
+    array = np.asarray(value)
+    payload = array.tobytes() if array.dtype != object else repr(array.tolist()).encode()
+    head = f"{array.dtype}|{array.shape}|".encode()
+    return hashlib.sha1(head + payload).hexdigest(), int(array.size)
+
+
+def _comparable(value: Any) -> bool:
+    """Numbers and strings; not resource or variant handles, whose ids differ in every run."""
+    import numpy as np
+
+    if value is None:
+        return False
+    array = np.asarray(value)
+    return array.dtype.kind in "fciubSU"
+
+
+def read_records(dump_root: str) -> tuple[Any, list[Record], list[Record]]:
+    """The reader (kept open to re-read values) and the graph and eager records, in order."""
+    from tensorflow.python.debug.lib import debug_events_reader  # type: ignore[import-not-found]
+
+    reader = debug_events_reader.DebugDataReader(dump_root)
+    reader.update()
+    graph: list[Record] = []
+    for trace in reader.graph_execution_traces(digest=False):
+        value = reader.graph_execution_trace_to_tensor_value(trace)
+        if not _comparable(value):
+            continue
+        digest, size = _digest(value)
+        try:
+            graph_name = reader.graph_by_id(trace.graph_id).name or ""
+        except Exception:
+            graph_name = ""
+        graph.append(Record("graph", len(graph), trace.op_type, trace.op_name, trace.output_slot, digest, size,
+                            trace.wall_time, trace, graph_name))
+    eager: list[Record] = []
+    for execution in reader.executions(digest=False):
+        for slot, value in enumerate(reader.execution_to_tensor_values(execution)):
+            if not _comparable(value):
+                continue
+            digest, size = _digest(value)
+            eager.append(Record("eager", len(eager), execution.op_type, execution.op_type, slot, digest, size,
+                                execution.wall_time, (execution, slot)))
+    return reader, graph, eager
+
+
+def _value(reader: Any, record: Record) -> Any:
+    if record.stream == "graph":
+        return reader.graph_execution_trace_to_tensor_value(record.handle)
+    execution, slot = record.handle
+    return reader.execution_to_tensor_values(execution)[slot]
+
+
+def is_library_frame(filename: str, roots: Sequence[str]) -> bool:
+    """Is this stack frame library code? Pseudo-files (``<frozen ...>``, ``<string>``) and files
+    under one of ``roots`` (see ``recorder.library_roots``) are; everything else is the program's."""
+    if not filename or filename.startswith("<"):
+        return True
+    path = os.path.realpath(filename)
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _location(reader: Any, record: Record, roots: Sequence[str] = ()) -> str:
+    try:
+        if record.stream == "graph":
+            trace = record.handle
+            creation = reader.graph_by_id(trace.graph_id).get_op_creation_digest(trace.op_name)
+            _, frames = reader.read_graph_op_creation_stack_trace(creation)
+        else:
+            _, frames = reader.read_execution_stack_trace(record.handle[0])
+    except Exception:
+        return "unknown source location"
+    roots = list(roots) or library_roots()
+    user = [f for f in frames if not is_library_frame(f[0], roots)]
+    if not user:
+        return "unknown source location (only library frames)"
+    path, line, func = user[-1][:3]
+    try:
+        path = os.path.relpath(path)
+    except ValueError:
+        pass
+    return f"{path}:{line} (in {func})"
+
+
+def _max_abs_diff(a: Any, b: Any) -> tuple[Optional[float], str]:
+    import numpy as np
+
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return None, f"shapes differ: {a.shape} vs {b.shape}"
+    if a.dtype.kind in "fciub" and b.dtype.kind in "fciub":
+        diff = np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) - b.astype(np.float64))
+        return float(np.max(diff)) if diff.size else 0.0, ""
+    return None, "non-numeric values differ"
+
+
+# ---- comparing --------------------------------------------------------------------------------------
+def _graph_rules(kb: kb_module.KnowledgeBase) -> list[tuple[str, str]]:
+    """(pattern, rule code): ops running in graphs named like this belong to a rule's area
+    (tf.data functions run in graphs named ``...Dataset_map_<fn>...``)."""
+    return [(pattern, rule.code) for rule in kb.rules.values() for pattern in rule.graph_patterns]
+
+
+def _raw_op_rules(kb: kb_module.KnowledgeBase, version: Any) -> dict[str, str]:
+    """TensorFlow op type -> rule code, from the knowledge base's raw-op lists."""
+    out: dict[str, str] = {}
+    for rule in kb.rules.values():
+        for op_type in rule.raw_ops:
+            out.setdefault(op_type, rule.code)
+    for op in kb.ops.values():
+        status = op.status_at(version)
+        if status is None:
+            continue
+        code = "DET201" if status.status == "determinism" else "DET202"
+        for op_type in op.raw_ops:
+            out.setdefault(op_type, code)
+    return out
+
+
+def _key(record: Record) -> tuple[str, str, str, int]:
+    return record.stream, record.op_type, record.op_name, record.slot
+
+
+def _sequences(records: list[Record]) -> dict[tuple[str, str, str, int], list[Record]]:
+    """Records per op output, in time order. Graphs that run concurrently (tf.data functions
+    on their own threads) interleave differently from run to run; per-op sequences do not."""
+    out: dict[tuple[str, str, str, int], list[Record]] = {}
+    for record in records:
+        out.setdefault(_key(record), []).append(record)
+    return out
+
+
+def _first_difference(base: list[Record], other: list[Record], unordered: Sequence[str] = ()
+                      ) -> Optional[tuple[Record, Record, str]]:
+    """The earliest output (by time in the first run) whose value, or count, differs.
+
+    Ops in graphs matching ``unordered`` (tf.data functions) are left out: they run on several
+    threads, and how far ahead they work depends on prefetching, even when the pipeline's output
+    is fixed. A reordered or changed pipeline shows where its output is consumed (IteratorGetNext)."""
+    mine, theirs = _sequences(base), _sequences(other)
+    best: Optional[tuple[Record, Record, str]] = None
+    for key in set(mine) | set(theirs):
+        a, b = mine.get(key, []), theirs.get(key, [])
+        sample = (a or b)[0]
+        if any(pattern in sample.graph for pattern in unordered):
+            continue
+        for i in range(max(len(a), len(b))):
+            if i >= len(a) or i >= len(b):
+                x = a[i] if i < len(a) else b[i]
+                candidate = (x, x, f"{key[2] or key[1]} ran {len(a)} times in one run and {len(b)} in the other")
+            elif a[i].digest != b[i].digest:
+                candidate = (a[i], b[i], "")
+            else:
+                continue
+            if best is None or candidate[0].wall_time < best[0].wall_time:
+                best = candidate
+            break
+    return best
+
+
+def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> DivergeReport:
+    """Compare run 1 with every other run; the earliest difference (by time) is reported.
+    ``roots``: the library folders of the programs' interpreter (this one's when empty)."""
+    kb = kb_module.load()
+    version = tf_version() or kb_module.Version.parse("2.21")
+    raw = _raw_op_rules(kb, version)
+    report = DivergeReport(command="", runs=len(dumps))
+    opened = [read_records(d) for d in dumps]
+    try:
+        reader0, graph0, eager0 = opened[0]
+        unordered = [p for p, _ in _graph_rules(kb)]
+        timeline = sorted((r for r in graph0 + eager0 if not any(p in r.graph for p in unordered)),
+                          key=lambda r: r.wall_time)
+        best: Optional[tuple[Record, Record, Any, str]] = None
+        for reader1, graph1, eager1 in opened[1:]:
+            found = _first_difference(graph0 + eager0, graph1 + eager1, unordered)
+            if found is not None and (best is None or found[0].wall_time < best[0].wall_time):
+                best = (found[0], found[1], reader1, found[2])
+        if best is None:
+            report.ops_compared, report.values_compared = len(timeline), sum(r.values for r in timeline)
+            return report
+        record, twin, reader1, detail = best
+        earlier = [r for r in timeline if r.wall_time < record.wall_time]
+        report.ops_compared, report.values_compared = len(earlier), sum(r.values for r in earlier)
+        diff: Optional[float] = None
+        if not detail and twin is not record:
+            diff, detail = _max_abs_diff(_value(reader0, record), _value(reader1, twin))
+        elif not detail:
+            detail = "this output value never occurred in the other run"
+        code = None
+        for candidate in [record, *reversed(earlier[-NEARBY:])]:
+            code = raw.get(candidate.op_type)
+            if code:
+                if candidate is not record:
+                    detail = (detail + "; " if detail else "") + f"near {candidate.op_type} '{candidate.op_name}'"
+                break
+        if code is None or code == "DET101":
+            for pattern, graph_code in _graph_rules(kb):
+                if pattern in record.graph:
+                    detail = (detail + "; " if detail else "") + f"in the input pipeline function {record.graph}"
+                    code = code or graph_code
+                    break
+        rule = kb.rules.get(code) if code else None
+        fix = rule.fix_for(version) if rule else None
+        report.first = Divergence(
+            stream=record.stream, position=len(earlier), op_type=record.op_type, op_name=record.op_name,
+            location=_location(reader0, record, roots), max_abs_diff=diff, detail=detail,
+            rule=code, rule_name=rule.name if rule else None,
+            fix=(fix.title.replace("{seed}", str(seed)) + f" (TF {version})") if fix else None)
+        return report
+    finally:
+        for reader, _, _ in opened:
+            try:
+                reader.close()
+            except Exception:
+                pass
+
+
+# ---- running --------------------------------------------------------------------------------------
+def _quiet_level(value: Optional[str]) -> str:
+    """A log level at least as quiet as ``QUIET_LEVEL`` (a quieter one the user set is kept)."""
+    return value if value and value.isdigit() and int(value) >= int(QUIET_LEVEL) else QUIET_LEVEL
+
+
+def _import_tensorflow_quietly(verbose: bool) -> None:
+    """Import what reads the records with TensorFlow's start-up banner kept off stderr. The
+    banner comes from native code that has read its log level before Python can set one, so the
+    import runs with file descriptor 2 sent to a temporary file, shown only if the import fails."""
+    if verbose or "tensorflow" in sys.modules:
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        return
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            from tensorflow.python.debug.lib import debug_events_reader  # type: ignore[import-not-found]  # noqa: F401
+        except BaseException:
+            os.dup2(saved, 2)
+            caught.seek(0)
+            sys.stderr.write(caught.read().decode("utf-8", errors="replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _child_env(dump: str, seed: Optional[int], apply: bool, steps: Optional[int], seconds: Optional[float],
+               max_mb: float, verbose: bool = False) -> dict[str, str]:
+    from detlint.runtime.launcher import boot_environment
+
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith(("DETLINT_DIVERGE", "DETLINT_APPLY")):
+            del env[key]
+    boot_environment(env)
+    env[ENV_DUMP] = dump
+    env[ENV_PATHS] = dump + ".paths.json"
+    env[ENV_MB] = str(max_mb)
+    if steps:
+        env[ENV_STEPS] = str(steps)
+    if seconds:
+        env[ENV_SECONDS] = str(seconds)
+    if seed is not None:
+        env[ENV_SEED] = str(seed)
+    if apply:
+        env["DETLINT_APPLY_SEED"] = str(seed if seed is not None else 42)
+        env["PYTHONHASHSEED"] = "0"
+    if not verbose:
+        env[LOG_LEVEL] = _quiet_level(env.get(LOG_LEVEL))
+    return env
+
+
+def _run_child(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Optional[float], max_mb: float,
+               report: DivergeReport, verbose: bool = False) -> None:
+    """One run. Quiet by default (its stderr is kept in a file, never a pipe that could fill up
+    and stall the program); with ``verbose`` its output goes to this process's stderr."""
+    hard_limit = (seconds or 600) + 120
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
+        if verbose:
+            sys.stderr.flush()
+            try:
+                shown: Optional[int] = sys.stderr.fileno()
+            except (AttributeError, OSError, ValueError):  # a stderr without a file (captured)
+                shown = None
+            proc = subprocess.Popen(list(cmd), env=env, stdout=shown, stderr=None)
+        else:
+            proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=err)
+        start = time.monotonic()
+        while proc.poll() is None:
+            time.sleep(0.2)
+            if time.monotonic() - start > hard_limit or dump_size_mb(dump) > 2 * max_mb:
+                proc.kill()
+                report.notes.append("a run was stopped at the time or disk limit; its record may be incomplete")
+                break
+        proc.wait()
+        err.seek(0)
+        lines = err.read().strip().splitlines()
+    report.exit_codes.append(proc.returncode)
+    if proc.returncode not in (0, None) and lines:
+        report.notes.append("run output ends with: " + lines[-1][:300])
+    report.dump_mb.append(dump_size_mb(dump))
+
+
+def _roots(dumps: list[str]) -> list[str]:
+    """Library folders of this interpreter and of the programs' (which may be another one)."""
+    roots = set(library_roots())
+    for dump in dumps:
+        try:
+            roots.update(str(r) for r in json.loads(Path(dump + ".paths.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+    return sorted(roots)
+
+
+def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = None, apply: bool = False,
+                    max_steps: Optional[int] = 2, time_limit: Optional[float] = 300.0,
+                    max_dump_mb: float = 512.0, verbose: bool = False) -> DivergeReport:
+    """Run ``cmd`` (``python train.py ...``) ``runs`` times and compare what its ops computed.
+    TensorFlow's log lines are kept quiet (in the runs and here) unless ``verbose``."""
+    if runs < 2:
+        raise ValueError("diverge needs at least two runs")
+    if seed is not None:
+        check_seed(seed)
+    report = DivergeReport(command=" ".join(cmd), runs=runs)
+    with tempfile.TemporaryDirectory(prefix="detlint-diverge-") as tmp:  # removed even on failure
+        dumps = []
+        for i in range(runs):
+            dump = os.path.join(tmp, f"run{i + 1}")
+            dumps.append(dump)
+            _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
+                       time_limit, max_dump_mb, report, verbose)
+        if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
+            report.notes.append("is TensorFlow installed for that interpreter, and does the program import it?")
+            return report
+        _import_tensorflow_quietly(verbose)
+        compared = compare(dumps, seed if seed is not None else 42, _roots(dumps))
+        report.ops_compared, report.values_compared, report.first = (
+            compared.ops_compared, compared.values_compared, compared.first)
+        report.compared = True
+    return report
+
+
+def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] = None,
+            inputs: Sequence[Any] = (), apply: bool = False, max_steps: Optional[int] = 2,
+            time_limit: Optional[float] = 300.0, max_dump_mb: float = 512.0,
+            verbose: bool = False) -> DivergeReport:
+    """Run ``step_fn(*inputs)`` in ``runs`` fresh processes and report the first op whose output
+    differs. ``step_fn`` must be importable by name (a module-level function)."""
+    with tempfile.TemporaryDirectory(prefix="detlint-step-") as tmp:
+        payload = os.path.join(tmp, "step.pickle")
+        with open(payload, "wb") as handle:
+            pickle.dump((step_fn, tuple(inputs)), handle)
+        module_dirs = [os.path.dirname(os.path.abspath(sys.modules[step_fn.__module__].__file__ or "."))] \
+            if getattr(sys.modules.get(step_fn.__module__), "__file__", None) else []
+        code = ("import pickle, sys; sys.path[:0] = %r; fn, args = pickle.load(open(%r, 'rb')); fn(*args)"
+                % (module_dirs, payload))
+        report = diverge_command([sys.executable, "-c", code], runs=runs, seed=seed, apply=apply,
+                                 max_steps=max_steps, time_limit=time_limit, max_dump_mb=max_dump_mb,
+                                 verbose=verbose)
+        report.command = f"{step_fn.__module__}.{step_fn.__qualname__}"
+        return report
+
+
+def main(argv: Sequence[str]) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="detlint diverge",
+        usage="detlint diverge [-h] [--runs N] [--seed N] [--apply] [--verbose] [--max-steps N]\n"
+              "                       [--time-limit SECONDS] [--max-dump-mb MB] [--output-format {text,json}]\n"
+              "                       -- COMMAND [ARGS...]",
+        description="Run a program several times, record every op's outputs with TensorFlow's debugger, "
+                    "and name the first op whose outputs differ between runs.")
+    p.add_argument("--runs", type=int, default=2, metavar="N",
+                   help="how many runs to compare, at least 2 (default 2)")
+    p.add_argument("--seed", type=seed_arg, metavar="N", help="seed both runs alike, to look past missing seeds")
+    p.add_argument("--apply", action="store_true", help="run both under detlint.apply()")
+    p.add_argument("--verbose", action="store_true",
+                   help="show the runs' output and TensorFlow's log lines (on stderr)")
+    p.add_argument("--max-steps", type=int, default=2, metavar="N", help="stop Keras training after N steps (default 2)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS", help="seconds per run (default 300)")
+    p.add_argument("--max-dump-mb", type=float, default=512.0, metavar="MB",
+                   help="disk for each run's record (default 512)")
+    p.add_argument("--output-format", choices=("text", "json"), default="text",
+                   help="text for people, json for tools (default text)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
+    args = p.parse_args(list(argv))
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        p.error("give the program after --, e.g. detlint diverge -- python train.py")
+    if args.runs < 2:
+        p.error("--runs: at least 2 runs are needed to compare")
+    report = diverge_command(command, runs=args.runs, seed=args.seed, apply=args.apply, max_steps=args.max_steps,
+                             time_limit=args.time_limit, max_dump_mb=args.max_dump_mb, verbose=args.verbose)
+    sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
+                     else str(report) + "\n")
+    if not report.compared:
+        return 2
+    return 1 if report.first is not None else 0

@@ -1,0 +1,48 @@
+"""The frameworks detlint knows, each with the releases its knowledge base describes.
+
+Everything version-keyed in the knowledge base belongs to one framework: the rules under
+``rules/<key>/`` are read with that framework's version. A run resolves one target version per
+framework (``settings/config.py``); nothing else in the engine names a framework.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Framework:
+    key: str  # as folders, settings and messages name it: "torch"
+    title: str  # "PyTorch"
+    releases: tuple[str, ...]  # every minor release the knowledge base describes, oldest first
+    # the distributions that install it (pins and installed metadata are read for these)
+    distributions: tuple[str, ...]
+    option: str  # the command-line option: "--torch-version"
+    setting: str  # the [tool.detlint] key: "torch-version"
+    # said when a pin is older than every known release
+    before_oldest: str = ""
+
+
+FRAMEWORKS: dict[str, Framework] = {
+    "tensorflow": Framework(
+        key="tensorflow", title="TensorFlow",
+        releases=("1.13", "1.14", "1.15", *(f"2.{minor}" for minor in range(0, 22))),
+        distributions=("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
+                       "tensorflow-intel", "tensorflow-aarch64"),
+        option="--tf-version", setting="tensorflow-version",
+        before_oldest="where TensorFlow has no GPU determinism switch"),
+    "torch": Framework(
+        key="torch", title="PyTorch",
+        # 1.7 brought the determinism switch (set_deterministic); 1.8 renamed it
+        releases=(*(f"1.{minor}" for minor in range(7, 14)), *(f"2.{minor}" for minor in range(0, 16))),
+        distributions=("torch",),
+        option="--torch-version", setting="torch-version",
+        before_oldest="where PyTorch has no determinism switch"),
+}
+DEFAULT_FRAMEWORK = "tensorflow"  # rules directly under rules/ (a project's own, older layout)
+
+
+def framework(key: str) -> Framework:
+    try:
+        return FRAMEWORKS[key]
+    except KeyError:
+        raise KeyError(f"unknown framework {key!r}; known: {', '.join(FRAMEWORKS)}") from None

@@ -1,0 +1,640 @@
+"""The knowledge base: loads ``rules/*.yaml``, validates it and indexes matchers by name.
+
+Everything detlint knows about nondeterminism is data in those files; this module only reads it.
+A malformed entry raises ``KnowledgeBaseError`` naming the file, the entry and the field.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from detlint.knowledge.versions import Version, VersionRange
+
+SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
+MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
+CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
+                  "contains", "not-contains", "pos", "default", "uses-any", "not-from", "not-made-by",
+                  "min-items"}
+MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
+                                     "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
+                                     "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args"}
+OP_STATUSES = ("determinism", "raises", "no-fix")
+PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
+                "each-site"}
+FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
+               "edit-value", "wrap-call")
+DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
+RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
+             "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
+             "training"}
+
+
+class KnowledgeBaseError(Exception):
+    """A rules file that does not follow the schema."""
+
+
+def expand_name(name: str) -> str:
+    """``tf.keras.layers.Dense`` -> ``keras.layers.Dense``: the spelling the collector looks up."""
+    from detlint.lint.names import candidates
+
+    for short, full in SHORT_PREFIXES.items():
+        if name.startswith(short):
+            name = full + name[len(short):]
+            break
+    return candidates(name)[0]
+
+
+@dataclass(frozen=True)
+class Condition:
+    spec: dict[str, Any]
+
+    @property
+    def pos(self) -> Optional[int]:
+        return self.spec.get("pos")
+
+
+@dataclass
+class Matcher:
+    kind: str
+    names: tuple[str, ...]
+    kwargs: dict[str, Condition] = field(default_factory=dict)
+    value: Optional[Condition] = None
+    label: str = ""
+    needs_training: bool = False
+    needs_framework: bool = False
+    keras: Optional[int] = None
+    versions: VersionRange = VersionRange.parse("")
+    message: Optional[str] = None
+    fix: Optional[dict[str, Any]] = None  # overrides the rule's fix for this pattern
+    # {pos, name, contains: group}: match only if the function passed there uses that group
+    function_arg: Optional[dict[str, Any]] = None
+    # the TensorFlow versions in which these names exist (checked against the real package)
+    api_versions: VersionRange = VersionRange.parse("")
+    # argument name -> position: functions the constructed object keeps and runs later, when a
+    # function runner runs the object (``Estimator(model_fn=f)`` ... ``estimator.train()``)
+    holds: dict[str, Optional[int]] = field(default_factory=dict)
+    # the calling module's function a runner runs when given none (``tf.app.run()`` runs main)
+    runs_by_default: Optional[str] = None
+    # where a command-line option's name and default are (see group command-line-options)
+    defines_option: Optional[dict[str, Any]] = None
+    # calls whose result keeps nothing of the order of what they are given (sorted, len, set):
+    # a match whose result only reaches them (or membership tests, or an in-place sort) is none
+    order_free: tuple[str, ...] = ()
+    # argument name -> position: the only arguments whose gradient the result passes on (the
+    # others are indices; see group index-taking-calls)
+    gradient_args: dict[str, Optional[int]] = field(default_factory=dict)
+    # a method matched only on objects made by these modules (``pandas``: ``df.sample()`` where
+    # ``df = pd.read_csv(...)``), directly, through variables, attributes or method chains
+    receiver_from: tuple[str, ...] = ()
+    # a method matched only when an argument is the result of one of these methods, made there or
+    # earlier in a variable (a TF1 session running a train op: ``sess.run([train_op, loss])``
+    # where ``train_op = opt.minimize(loss)``)
+    fetches: tuple[str, ...] = ()
+
+    def applies(self, version: Version, keras_major: int) -> bool:
+        return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
+
+
+@dataclass
+class Group:
+    name: str
+    doc: str
+    matchers: list[Matcher]
+    imports: tuple[str, ...] = ()
+    marks_entry: bool = False  # module-level use makes a file a program's entry
+    # a rule whose match of the same call later in the same function takes a member back: a
+    # seed followed there by a reseed from entropy (``random.seed(0)`` ... ``random.seed(None)``)
+    undone_by: Optional[str] = None
+
+
+@dataclass
+class StatusRange:
+    versions: VersionRange
+    status: str
+    note: str = ""
+    workaround: str = ""  # for these versions, instead of the op's own (what it names may not exist yet)
+    requires: str = ""  # a group the code must use for this status to hold (reference variables)
+
+
+@dataclass
+class Op:
+    id: str
+    title: str
+    phase: str
+    matchers: list[Matcher]
+    status: list[StatusRange]
+    workaround: str
+    references: list[dict[str, str]]
+    rewrite: Optional[dict[str, Any]] = None  # a call rewrite some fixes apply (bias_add -> x + b)
+    raw_ops: tuple[str, ...] = ()  # TensorFlow op types of this source (for detlint diverge)
+    reported_by: Optional[str] = None  # a rule of its own instead of DET201/DET202
+
+    def status_at(self, version: Version) -> Optional[StatusRange]:
+        for entry in self.status:
+            if entry.versions.contains(version):
+                return entry
+        return None
+
+
+@dataclass
+class Fix:
+    versions: VersionRange
+    safety: str
+    title: str
+    data: dict[str, Any]
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    scope: str
+    area: str
+    summary: str
+    message: str
+    message_late: Optional[str]
+    status_text: dict[str, str]
+    versions: VersionRange
+    matchers: list[Matcher]
+    program: list[dict[str, Any]]
+    ops_status: tuple[str, ...]
+    fixes: list[Fix]
+    runtime: Optional[dict[str, Any]]
+    doc: dict[str, Any]
+    examples: dict[str, list[dict[str, Any]]]
+    default_enabled: bool
+    source: str
+    unless_present: tuple[str, ...] = ()  # groups whose presence (file or program) turns the rule off
+    skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
+    raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
+    graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
+    # about training runs only: silent in files that are not training (tests, benchmarks, ...)
+    # and in programs that only run inference
+    training: bool = False
+
+    def fix_for(self, version: Version) -> Optional[Fix]:
+        for fix in self.fixes:
+            if fix.versions.contains(version):
+                return fix
+        return None
+
+
+@dataclass(frozen=True)
+class Era:
+    """What a text pattern in code says about the TensorFlow (and Keras) it was written for:
+    evidence for the version to check against when nothing pins it (see ``eras.py``)."""
+
+    id: str
+    evidence: str  # as the settings and messages say it: "tf.Session / tf.placeholder"
+    patterns: tuple["re.Pattern[str]", ...]
+    unless: tuple["re.Pattern[str]", ...]  # in the same file, the patterns say nothing
+    tensorflow: VersionRange
+    # the version such code was typically written for (fit_generator: TF 2.0, not the newest
+    # the range allows); None: the newest the evidence allows
+    assume: Optional[Version] = None
+
+
+@dataclass
+class KnowledgeBase:
+    rules: dict[str, Rule]
+    groups: dict[str, Group]
+    ops: dict[str, Op]
+    digest: str
+    eras: list[Era] = field(default_factory=list)
+    # name -> [(owner, matcher index)] for each matcher kind
+    index: dict[str, dict[str, list[tuple[str, int]]]] = field(default_factory=dict)
+
+    def owner_matchers(self, owner: str) -> list[Matcher]:
+        kind, _, key = owner.partition(":")
+        if kind == "rule":
+            return self.rules[key].matchers
+        if kind == "group":
+            return self.groups[key].matchers
+        return self.ops[key].matchers
+
+    def matcher(self, owner: str, index: int) -> Matcher:
+        return self.owner_matchers(owner)[index]
+
+    def all_names(self) -> set[str]:
+        return {name for by_name in self.index.values() for name in by_name}
+
+
+def rules_dir() -> Path:
+    """The rules in use: ``$DETLINT_RULES_DIR`` if set (a project's own or extended knowledge base),
+    else the shipped ones: ``detlint/rules`` in a wheel, ``rules/`` beside the package in a checkout."""
+    override = os.environ.get("DETLINT_RULES_DIR")
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve().parents[1]  # the detlint package
+    for candidate in (here / "rules", here.parent / "rules"):
+        if candidate.is_dir() and any(candidate.glob("*.yaml")):
+            return candidate
+    raise KnowledgeBaseError(f"no rules directory found next to {here}")
+
+
+class _Reader:
+    """Validates one YAML document, remembering where it is for error messages."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, text: str) -> None:
+        raise KnowledgeBaseError(f"{self.source}: {where}: {text}")
+
+    def expect(self, cond: bool, where: str, text: str) -> None:
+        if not cond:
+            self.fail(where, text)
+
+    def names(self, value: Any, where: str) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [value]
+        self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
+                    where, "expected a non-empty list of names")
+        return tuple(expand_name(v) for v in value)
+
+    def condition(self, spec: Any, where: str) -> Condition:
+        if not isinstance(spec, dict):
+            spec = {"eq": spec}
+        unknown = set(spec) - CONDITION_KEYS
+        self.expect(not unknown, where, f"unknown condition key(s) {sorted(unknown)}; "
+                                        f"allowed: {sorted(CONDITION_KEYS)}")
+        return Condition(dict(spec))
+
+    def era(self, spec: Any, where: str) -> Era:
+        self.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "assume"}
+        self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        for key in ("id", "evidence", "text", "tensorflow"):
+            self.expect(key in spec, where, f"missing field {key!r}")
+
+        def patterns(value: Any, key: str) -> tuple["re.Pattern[str]", ...]:
+            value = [value] if isinstance(value, str) else (value or [])
+            self.expect(isinstance(value, list) and all(isinstance(v, str) for v in value),
+                        f"{where}.{key}", "expected a list of regular expressions")
+            try:
+                return tuple(re.compile(v) for v in value)
+            except re.error as exc:
+                self.fail(f"{where}.{key}", f"bad regular expression: {exc}")
+                raise
+
+        return Era(id=str(spec["id"]), evidence=str(spec["evidence"]), patterns=patterns(spec["text"], "text"),
+                   unless=patterns(spec.get("unless"), "unless"),
+                   tensorflow=self.version_range(spec["tensorflow"], f"{where}.tensorflow"),
+                   assume=Version.parse(str(spec["assume"])) if spec.get("assume") is not None else None)
+
+    def version_range(self, text: Any, where: str) -> VersionRange:
+        try:
+            return VersionRange.parse(None if text is None else str(text))
+        except ValueError as exc:
+            self.fail(where, str(exc))
+            raise
+
+    def matcher(self, spec: Any, where: str) -> Matcher:
+        self.expect(isinstance(spec, dict), where, "a matcher must be a mapping")
+        unknown = set(spec) - MATCHER_KEYS
+        self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        kinds = [k for k in MATCHER_KINDS if k in spec]
+        self.expect(len(kinds) == 1, where, f"a matcher needs exactly one of {MATCHER_KINDS}")
+        kind = kinds[0]
+        kwargs = spec.get("kwargs") or {}
+        self.expect(isinstance(kwargs, dict), f"{where}.kwargs", "expected a mapping")
+        keras = spec.get("keras")
+        self.expect(keras in (None, 2, 3), f"{where}.keras", "expected 2 or 3")
+        names = self.names(spec[kind], f"{where}.{kind}")
+        if kind in ("env", "method"):
+            names = tuple(spec[kind]) if isinstance(spec[kind], list) else (spec[kind],)
+        return Matcher(
+            kind=kind, names=names,
+            kwargs={k: self.condition(v, f"{where}.kwargs.{k}") for k, v in kwargs.items()},
+            value=self.condition(spec["value"], f"{where}.value") if "value" in spec else None,
+            label=str(spec.get("label", "")),
+            needs_training=bool(spec.get("needs-training", False)),
+            needs_framework=bool(spec.get("needs-framework", False)),
+            keras=keras,
+            versions=self.version_range(spec.get("versions"), f"{where}.versions"),
+            message=spec.get("message"), fix=self.fix_override(spec.get("fix"), f"{where}.fix"),
+            function_arg=spec.get("function-arg"),
+            api_versions=self.version_range(spec.get("api-versions"), f"{where}.api-versions"),
+            holds=self.holds(spec.get("holds"), f"{where}.holds"),
+            runs_by_default=spec.get("runs-by-default"),
+            defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
+            order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
+            receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
+            fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
+            gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
+        )
+
+    def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        self.expect(kind == "method", where, "receiver-from applies to method matchers only")
+        self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
+                    where, "expected a non-empty list of module names")
+        return tuple(value)
+
+    def fetched(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        self.expect(kind == "method", where, "fetches applies to method matchers only")
+        return self.names(value, where)
+
+    def option_spec(self, value: Any, where: str) -> Optional[dict[str, Any]]:
+        if value is None:
+            return None
+        self.expect(isinstance(value, dict) and {"name", "default", "set"} <= set(value), where,
+                    "expected a mapping with name, default ([keyword, position]) and set")
+        for key in ("name", "default"):
+            self.expect(isinstance(value[key], list) and len(value[key]) == 2, f"{where}.{key}",
+                        "expected [keyword, position]")
+        return dict(value)
+
+    def holds(self, value: Any, where: str) -> dict[str, Optional[int]]:
+        if value is None:
+            return {}
+        self.expect(isinstance(value, dict) and all(isinstance(k, str) and (v is None or isinstance(v, int))
+                                                    for k, v in value.items()),
+                    where, "expected a mapping argument name -> position (or null)")
+        return dict(value)
+
+    def fix_override(self, value: Any, where: str) -> Optional[dict[str, Any]]:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = {"title": value}
+        self.expect(isinstance(value, dict), where, "expected a fix title or mapping")
+        self.fix_action(value, where)
+        return dict(value)
+
+    def fix_action(self, value: dict[str, Any], where: str) -> None:
+        action = value.get("action")
+        self.expect(action in (None,) + FIX_ACTIONS, f"{where}.action", f"one of {FIX_ACTIONS}")
+        self.expect(value.get("safety") in (None, "safe", "unsafe", "display"), f"{where}.safety",
+                    "safe, unsafe or display")
+        if action == "insert":
+            self.expect(isinstance(value.get("code"), list) and value["code"], f"{where}.code",
+                        "insert needs a list of code lines")
+            self.expect(value.get("where", "after-imports") in ("after-imports", "before-tf-import"),
+                        f"{where}.where", "after-imports or before-tf-import")
+        if action in ("set-args",):
+            self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
+        if action in ("remove-args",):
+            self.expect(isinstance(value.get("args"), list), f"{where}.args", "expected a list of names")
+        if action == "wrap-call":
+            self.expect("{call}" in str(value.get("template", "")), f"{where}.template",
+                        "wrap-call needs a template with {call}, e.g. sorted({call})")
+
+    def matchers(self, value: Any, where: str) -> list[Matcher]:
+        self.expect(isinstance(value, list), where, "expected a list of matchers")
+        return [self.matcher(m, f"{where}[{i}]") for i, m in enumerate(value)]
+
+    def references(self, value: Any, where: str) -> list[dict[str, str]]:
+        self.expect(isinstance(value, list), where, "expected a list of {title, url}")
+        for i, ref in enumerate(value):
+            self.expect(isinstance(ref, dict) and "title" in ref, f"{where}[{i}]", "a reference needs a title")
+        return value
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml  # imported here so that a fully cached run never loads PyYAML
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster start-up
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+    except yaml.YAMLError as exc:
+        raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
+
+
+def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
+    reader = _Reader(path.name)
+    reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
+    unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules", "eras"}  # x-: YAML anchors
+    reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
+    for i, spec in enumerate(data.get("eras") or []):
+        into["eras"][str(i) + path.name] = reader.era(spec, f"era #{i}")
+
+    for name, spec in (data.get("groups") or {}).items():
+        where = f"group {name}"
+        reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        reader.expect(name not in into["groups"], where, "defined twice")
+        into["groups"][name] = Group(
+            name=name, doc=str(spec.get("doc", "")),
+            matchers=reader.matchers(spec.get("matchers", []), f"{where}.matchers"),
+            imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
+            undone_by=spec.get("undone-by"),
+        )
+
+    for i, spec in enumerate(data.get("ops") or []):
+        where = f"op #{i} {spec.get('id', '?') if isinstance(spec, dict) else ''}".strip()
+        reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown_op = set(spec) - {"id", "title", "phase", "matchers", "status", "workaround", "references",
+                                  "rewrite", "raw-ops", "reported-by"}
+        reader.expect(not unknown_op, where, f"unknown field(s) {sorted(unknown_op)}")
+        for key in ("id", "title", "phase", "matchers", "status", "workaround"):
+            reader.expect(key in spec, where, f"missing field {key!r}")
+        reader.expect(spec["phase"] in ("forward", "backprop"), f"{where}.phase", "forward or backprop")
+        reader.expect(spec["id"] not in into["ops"], where, "id defined twice")
+        status = []
+        for j, entry in enumerate(spec["status"]):
+            reader.expect(isinstance(entry, dict) and entry.get("status") in OP_STATUSES,
+                          f"{where}.status[{j}]", f"status must be one of {OP_STATUSES}")
+            unknown = set(entry) - {"versions", "status", "note", "workaround", "requires"}
+            reader.expect(not unknown, f"{where}.status[{j}]", f"unknown field(s) {sorted(unknown)}")
+            status.append(StatusRange(reader.version_range(entry.get("versions"), f"{where}.status[{j}]"),
+                                      entry["status"], str(entry.get("note", "")),
+                                      str(entry.get("workaround", "")).strip(), str(entry.get("requires", ""))))
+        into["ops"][spec["id"]] = Op(
+            id=spec["id"], title=spec["title"], phase=spec["phase"],
+            matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,
+            workaround=str(spec["workaround"]).strip(),
+            references=reader.references(spec.get("references", []), f"{where}.references"),
+            rewrite=spec.get("rewrite"), raw_ops=tuple(spec.get("raw-ops", ())),
+            reported_by=spec.get("reported-by"),
+        )
+
+    for i, spec in enumerate(data.get("rules") or []):
+        code = spec.get("code", f"#{i}") if isinstance(spec, dict) else f"#{i}"
+        where = f"rule {code}"
+        reader.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown = set(spec) - RULE_KEYS
+        reader.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        for key in ("code", "name", "scope", "summary", "message", "doc", "examples"):
+            reader.expect(key in spec, where, f"missing field {key!r}")
+        reader.expect(re.fullmatch(r"DET\d{3}", str(spec["code"])) is not None, f"{where}.code", "expected DETnnn")
+        reader.expect(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", str(spec["name"])) is not None,
+                      f"{where}.name", "expected a kebab-case name")
+        reader.expect(spec["scope"] in ("file", "program", "run"), f"{where}.scope", "file, program or run")
+        reader.expect(code not in into["rules"], where, "code defined twice")
+        doc = spec["doc"]
+        reader.expect(isinstance(doc, dict), f"{where}.doc", "expected a mapping")
+        for section in ("what", "why", "references"):
+            reader.expect(section in doc, f"{where}.doc", f"missing section {section!r}")
+        unknown = set(doc) - set(DOC_SECTIONS)
+        reader.expect(not unknown, f"{where}.doc", f"unknown section(s) {sorted(unknown)}")
+        reader.references(doc["references"], f"{where}.doc.references")
+        examples = spec["examples"]
+        reader.expect(isinstance(examples, dict) and examples.get("invalid") and examples.get("valid"),
+                      f"{where}.examples", "needs at least one valid and one invalid example")
+        program = spec.get("program")
+        if program is not None:
+            program = program if isinstance(program, list) else [program]
+            for j, check in enumerate(program):
+                cwhere = f"{where}.program[{j}]"
+                reader.expect(isinstance(check, dict) and "uses" in check, cwhere, "needs 'uses'")
+                unknown = set(check) - PROGRAM_KEYS
+                reader.expect(not unknown, cwhere, f"unknown field(s) {sorted(unknown)}")
+                reader.expect(check.get("report-at", "use") in ("use", "requires", "when-present"),
+                              f"{cwhere}.report-at", "use, requires or when-present")
+        fixes = []
+        for j, fix in enumerate(spec.get("fixes") or []):
+            fwhere = f"{where}.fixes[{j}]"
+            reader.expect(isinstance(fix, dict) and "title" in fix, fwhere, "a fix needs a title")
+            reader.expect(fix.get("safety") in ("safe", "unsafe", "display"), f"{fwhere}.safety",
+                          "safe, unsafe or display")
+            reader.fix_action(fix, fwhere)
+            fixes.append(Fix(reader.version_range(fix.get("versions"), f"{fwhere}.versions"),
+                             fix["safety"], fix["title"], fix))
+        into["rules"][code] = Rule(
+            code=code, name=spec["name"], scope=spec["scope"], area=str(spec.get("area", path.stem)),
+            summary=str(spec["summary"]).strip(), message=str(spec["message"]).strip(),
+            message_late=spec.get("message-late"), status_text=dict(spec.get("status-text") or {}),
+            versions=reader.version_range(spec.get("versions"), f"{where}.versions"),
+            matchers=reader.matchers(spec.get("match", []), f"{where}.match"),
+            program=program or [], ops_status=tuple(spec.get("ops-status", ())), fixes=fixes,
+            runtime=spec.get("runtime"), doc=doc, examples=examples,
+            default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
+            unless_present=tuple(spec.get("unless-present", ())),
+            skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
+            raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
+            training=bool(spec.get("training", False)),
+        )
+
+
+def _check_references(kb: KnowledgeBase) -> None:
+    for group in kb.groups.values():
+        if group.undone_by is not None and group.undone_by not in kb.rules:
+            raise KnowledgeBaseError(f"group {group.name}.undone-by: unknown rule {group.undone_by!r}")
+    for rule in kb.rules.values():
+        for j, check in enumerate(rule.program):
+            for key in ("uses", "requires", "when-present"):
+                group = check.get(key)
+                if group and group != "ops" and group not in kb.groups:
+                    raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].{key}: "
+                                             f"unknown group {group!r}")
+        for group in rule.unless_present:
+            if group not in kb.groups:
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unless-present: unknown group {group!r}")
+        for status in rule.ops_status:
+            if status not in OP_STATUSES:
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.ops-status: unknown status {status!r}")
+    for op in kb.ops.values():
+        for status in op.status:
+            if status.requires and status.requires not in kb.groups:
+                raise KnowledgeBaseError(f"op {op.id}.status: requires unknown group {status.requires!r}")
+
+
+def _build_index(kb: KnowledgeBase) -> None:
+    index: dict[str, dict[str, list[tuple[str, int]]]] = {kind: {} for kind in MATCHER_KINDS}
+    owners = ([(f"rule:{c}", r.matchers) for c, r in kb.rules.items()]
+              + [(f"group:{n}", g.matchers) for n, g in kb.groups.items()]
+              + [(f"op:{i}", o.matchers) for i, o in kb.ops.items()])
+    for owner, matchers in owners:
+        for i, matcher in enumerate(matchers):
+            for name in matcher.names:
+                index[matcher.kind].setdefault(name, []).append((owner, i))
+    kb.index = index
+
+
+def load(directory: Optional[Path] = None) -> KnowledgeBase:
+    directory = directory or rules_dir()
+    return _load_cached(str(directory))
+
+
+def _user_cache() -> Optional[Path]:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "detlint" if base else None
+
+
+@lru_cache(maxsize=4)
+def _load_cached(directory: str) -> KnowledgeBase:
+    """Parse and validate the rules. Reading YAML is most of a one-file run's start-up, so the
+    documents an earlier run read are kept (per user, per content digest) as JSON: data only,
+    validated again like the YAML itself; an entry that does not load is rebuilt."""
+    files = sorted(Path(directory).glob("*.yaml"))
+    if not files:
+        raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    from detlint._version import __version__
+
+    cache_dir = _user_cache()
+    cached = cache_dir / f"kb-{__version__}-{digest.hexdigest()[:24]}.json" if cache_dir else None
+    documents = _read_cached_documents(cached, files, digest.hexdigest()) if cached is not None else None
+    if documents is not None:
+        try:
+            return _parse(files, digest.hexdigest()[:16], documents)
+        except Exception:  # a cached copy that does not validate (edited by hand?): read the YAML
+            pass
+    documents = [_read_yaml(path) for path in files]
+    kb = _parse(files, digest.hexdigest()[:16], documents)
+    if cached is not None:
+        _write_cached_documents(cached, files, digest.hexdigest(), documents)
+    return kb
+
+
+def _read_cached_documents(cached: Path, files: list[Path], digest: str) -> Optional[list[Any]]:
+    import json
+
+    try:
+        doc = json.loads(cached.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("digest") != digest or doc.get("files") != [p.name for p in files]:
+        return None
+    documents = doc.get("documents")
+    if not isinstance(documents, list) or len(documents) != len(files):
+        return None
+    return documents
+
+
+def _write_cached_documents(cached: Path, files: list[Path], digest: str, documents: list[Any]) -> None:
+    """Saved only when JSON gives back exactly what YAML gave (no dates, no non-string keys)."""
+    import json
+    import tempfile
+
+    try:
+        text = json.dumps({"digest": digest, "files": [p.name for p in files], "documents": documents})
+        if json.loads(text)["documents"] != documents:
+            return
+        cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".kb-")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, cached)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def _parse(files: list[Path], digest: str, documents: list[Any]) -> KnowledgeBase:
+    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}, "eras": {}}
+    for path, data in zip(files, documents):
+        _load_file(path, into, data)
+    kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
+                       digest=digest, eras=list(into["eras"].values()))
+    _check_references(kb)
+    _build_index(kb)
+    return kb
+
+
+def kb_digest(directory: Optional[Path] = None) -> str:
+    """Hash of the rule files without parsing them (for cache keys)."""
+    directory = directory or rules_dir()
+    digest = hashlib.sha256()
+    for path in sorted(Path(directory).glob("*.yaml")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,502 @@
+"""Turns collected facts into diagnostics for the target version: file rules and program rules."""
+from __future__ import annotations
+
+import string
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from detlint.settings.config import Settings
+from detlint.lint.ftypes import Diagnostic, FileFacts, Hit
+from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
+from detlint.lint.names import EVALUATION_NAME, EXTERNAL_MODULES, pretty
+from detlint.lint.programs.program import Program, TraceHit
+
+Span = tuple[int, int, int, int]  # (line, col, end_line, end_col)
+
+
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def render(template: str, **values: Any) -> str:
+    """Fill ``{placeholders}``; unknown ones become empty, and doubled spaces are tidied."""
+    text = string.Formatter().vformat(template, (), _Blank(values))
+    return " ".join(text.split())
+
+
+class Evaluator:
+    def __init__(self, kb: KnowledgeBase, settings: Settings) -> None:
+        self.kb = kb
+        self.settings = settings
+        self.version = settings.tf_version
+        # rules that report only the ops that name them (reported-by), not every op of a status
+        self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
+        # see in_input_pipeline: per file (kept alive here, so its id stays its own), the spans and
+        # scopes of the functions its tf.data stages run
+        self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
+        # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
+        # by the linter, which knows the project root
+        self.not_training_path: Callable[[Path], bool] = lambda path: False
+
+    # ---- helpers -------------------------------------------------------------------------------
+    def fix_text(self, rule: Rule) -> str:
+        fix = rule.fix_for(self.version)
+        return render(fix.title, seed=self.settings.seed, version=self.version) if fix else ""
+
+    def fix_note(self, rule: Rule) -> str:
+        fix = rule.fix_for(self.version)
+        return render(str(fix.data.get("note", "")), version=self.version) if fix else ""
+
+    @staticmethod
+    def version_dependent(rule: Rule) -> bool:
+        """Does what the rule says depend on the TensorFlow version (its fixes or its ops)?"""
+        return bool(rule.ops_status) or len({fix.versions.text for fix in rule.fixes}) > 1
+
+    def _applies(self, matcher: Matcher, keras_major: int) -> bool:
+        return matcher.applies(self.version, keras_major)
+
+    def effective_fix(self, rule: Rule, matcher: Optional[Matcher], api: str = "") -> Optional[dict[str, Any]]:
+        """The rule's fix for the target version, with the matched pattern's override on top."""
+        fix = rule.fix_for(self.version)
+        spec: dict[str, Any] = dict(fix.data) if fix else {}
+        if matcher is not None and matcher.fix:
+            spec.update(matcher.fix)
+        if not spec.get("title"):
+            return None
+        if matcher is not None and spec.get("action") == "set-args":
+            spec["positions"] = {name: cond.pos for name, cond in matcher.kwargs.items() if cond.pos is not None}
+        spec.setdefault("safety", "display")
+        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version, api=api)
+        return spec
+
+    def _diagnostic(self, rule: Rule, message: str, path: str, hit: Hit, matcher: Optional[Matcher] = None,
+                    line: Optional[int] = None, col: Optional[int] = None) -> Diagnostic:
+        fix = self.effective_fix(rule, matcher, pretty(hit.api))
+        at_hit = line is None
+        span = hit.span
+        if self.settings.tf_version_assumed and self.version_dependent(rule):
+            message += f" ({self.settings.tf_version_assumed}; pin tensorflow to be sure)"
+        return Diagnostic(
+            code=rule.code, name=rule.name, message=message, path=path,
+            line=span[0] if at_hit else line, col=span[1] if at_hit else (col or 0),
+            end_line=span[2] if at_hit else line, end_col=span[3] if at_hit else (col or 0),
+            fix_title=fix["title"] if fix else None, fix_safety=fix["safety"] if fix else None,
+            fix_spec=fix if fix and fix.get("action") else None,
+            target=(hit.line, hit.col, hit.end_line, hit.end_col) if at_hit and hit.at else None,
+        )
+
+    # ---- file rules ----------------------------------------------------------------------------
+    def trains(self, program: Program, facts_of: Any) -> bool:
+        """Does the program run backprop (fit, GradientTape, minimize, ...)?"""
+        return self.reaches(program, facts_of, "training")
+
+    def inference_only(self, program: Program, facts_of: Any) -> bool:
+        """Does the program only run a model (predict, evaluate, load_model) and never train it?
+        A program showing neither may train through code detlint cannot see."""
+        return not self.trains(program, facts_of) and self.reaches(program, facts_of, "inference")
+
+    def reaches(self, program: Program, facts_of: Any, group: str) -> bool:
+        """Does the program run a call of ``group`` (in the trace, or anywhere in its entry file)?"""
+        owner = f"group:{group}"
+        all_facts = [facts_of(p) for p in program.modules]
+        keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
+        frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
+        reachable = program.trace + [th for th in program.all_hits if th.path == program.entry and not th.ordered]
+        for th in reachable:
+            if th.hit.owner == owner:
+                matcher = self.kb.matcher(th.hit.owner, th.hit.index)
+                if matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework):
+                    return True
+        return False
+
+    def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
+                         training: bool = True, program: Optional[Program] = None,
+                         no_grad: frozenset[str] = frozenset()) -> list[Diagnostic]:
+        """``training=False``: the file is no training code (a test, a benchmark, an inference-only
+        program), so the rules about training runs stay silent. ``program``: the program the file
+        is the entry of; what it turns on anywhere (a determinism switch) counts for
+        ``unless-present``. ``no_grad``: its functions that never get a gradient (gradients.py),
+        where backprop kernels never run."""
+        out: list[Diagnostic] = []
+        keras = self.keras_for([facts], facts.hits)
+        hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
+        # what is switched on: group matches that apply to the target version
+        present = {h.owner for h in hits
+                   if not h.owner.startswith("group:") or self.kb.matcher(h.owner, h.index).applies(self.version, keras)}
+        off_gradient = set(facts.off_gradient)
+        op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
+                    and (training or not r.training)]
+        for hit in facts.hits:
+            kind, _, key = hit.owner.partition(":")
+            if kind == "rule":
+                rule = self.kb.rules[key]
+                matcher = rule.matchers[hit.index]
+                if not rule.versions.contains(self.version) or _switched_off(rule, present):
+                    continue
+                if rule.training and not training:
+                    continue
+                if rule.skip_version_guarded and hit.version_guarded:
+                    continue
+                if not self._applies(matcher, keras) or (matcher.needs_framework and not facts.frameworks):
+                    continue
+                if matcher.function_arg and not self._function_uses(facts, hit, matcher.function_arg["contains"]):
+                    continue
+                message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
+                                 label=render(matcher.label, api=pretty(hit.api)),
+                                 value=hit.detail.partition(":")[2], version=self.version, keras=keras,
+                                 fix=(self.effective_fix(rule, matcher, pretty(hit.api)) or {}).get("title", ""),
+                                 note=self.fix_note(rule), seed=self.settings.seed)
+                out.append(self._diagnostic(rule, message, display, hit, matcher))
+            elif kind == "op":
+                op = self.kb.ops[key]
+                status = op.status_at(self.version)
+                matcher = op.matchers[hit.index]
+                if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and (
+                        trains is False or hit.scope in no_grad or (hit.line, hit.col) in off_gradient)):
+                    continue
+                if self.in_input_pipeline(facts, hit):
+                    continue  # a tf.data stage: CPU kernels, no gradient
+                if status.requires and f"group:{status.requires}" not in present:
+                    continue  # the code does not use what the status needs (reference variables)
+                for rule in op_rules:
+                    if op.reported_by is not None and rule.code != op.reported_by:
+                        continue
+                    if op.reported_by is None and rule.code in self.dedicated_rules:
+                        continue
+                    if status.status in rule.ops_status and rule.versions.contains(self.version) \
+                            and not _switched_off(rule, present):
+                        note = render(status.note or rule.status_text.get(status.status, ""), version=self.version)
+                        message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
+                                         workaround=status.workaround or op.workaround, version=self.version)
+                        out.append(self._diagnostic(rule, message, display, hit))
+        return out
+
+    def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
+        """Does the function passed to ``hit``'s call (a lambda, a function of this file, and the
+        functions they call) contain a match of ``group``?"""
+        owner = f"group:{group}"
+        spans, scopes = _functions_run(facts, [hit])
+        return any(h.owner == owner and _runs_in(h, spans, scopes) for h in facts.hits)
+
+    def in_input_pipeline(self, facts: Optional[FileFacts], hit: Hit) -> bool:
+        """Does ``hit`` sit in a function handed to a tf.data stage (``ds.map(load_image)``, a
+        lambda there, or what they call in the same file)? It runs on the CPU, undifferentiated."""
+        if facts is None:
+            return False
+        key = id(facts)
+        if key not in self._pipeline_scopes:
+            stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
+            self._pipeline_scopes[key] = (facts, *_functions_run(facts, stages))
+        _, spans, scopes = self._pipeline_scopes[key]
+        return _runs_in(hit, spans, scopes)
+
+    # ---- program rules -------------------------------------------------------------------------
+    def keras_for(self, facts: list[Any], hits: list[Hit]) -> int:
+        """Keras 2 or 3 for these files: tf_keras or TF_USE_LEGACY_KERAS=1 mean Keras 2 even
+        on TF >= 2.16, unless keras-version was configured explicitly."""
+        if self.settings.keras_source.endswith("keras-version"):
+            return self.settings.keras_major
+        if any("tf_keras" in getattr(f, "keras_flavours", ()) for f in facts) or any(
+                h.owner == "group:legacy-keras" for h in hits):
+            return 2
+        return self.settings.keras_major
+
+    def program_diagnostics(self, program: Program, display: str, where: Any, facts_of: Any,
+                            training: bool = True, sites_in: Optional[Path] = None,
+                            program_name: str = "the program") -> list[Diagnostic]:
+        """Findings of the program whose entry is shown as ``display``; ``where(path, line)``
+        names other places in messages (project-relative, and by cell in notebooks), so the CLI
+        and flake8 say the same thing. ``training=False`` as for file_diagnostics. Checks marked
+        ``each-site`` report every offending call where it is: in the entry's own findings for
+        the entry's calls, and, with ``sites_in`` (a module the program reaches, shown as
+        ``display``), for that module's calls, naming the program as ``program_name``."""
+        all_facts = [facts_of(p) for p in program.modules]
+        keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
+        frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
+        entry_hits = [th for th in program.all_hits if th.path == program.entry and not th.ordered]
+        # ops in tf.data stages run on the CPU and are never differentiated: no GPU op evidence
+        reachable = [th for th in program.trace + entry_hits
+                     if not (th.hit.owner.startswith("op:") and self.in_input_pipeline(facts_of(th.path), th.hit))]
+
+        def in_group(th: TraceHit, group: str) -> bool:
+            if th.hit.owner != f"group:{group}":
+                return False
+            matcher = self.kb.matcher(th.hit.owner, th.hit.index)
+            return matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework)
+
+        trains = any(in_group(th, "training") for th in reachable)
+        entry_facts = facts_of(program.entry)
+        training_calls = [th for th in program.all_hits if in_group(th, "training")]
+
+        def thrown_away(index: int, seeded: int) -> bool:
+            """Does the use at trace ``index``, a layer or model built before the seed at
+            ``seeded``, not matter? A reset (clear_session, a new graph) lies between them, or it
+            goes into a module-level name that is not trained before the name is bound again (a
+            notebook cell trying a layer out, a model rebuilt after the seed). A reset also drops
+            what training ran before it. Numbers drawn before the seed (a shuffle) always
+            matter: no reset takes them back."""
+            th = program.trace[index]
+            builds = self.kb.matcher(th.hit.owner, th.hit.index).needs_training
+            where = (th.path, th.hit.line, th.hit.col)
+            if builds or any((t.path, t.hit.line, t.hit.col) == where for t in training_calls):
+                if any(in_group(other, "graph-resets") for other in program.trace[index + 1:seeded]):
+                    return True
+            if not builds or th.path != program.entry or th.hit.scope is not None or entry_facts is None:
+                return False
+            spot = (th.hit.line, th.hit.col)
+            bound = [(name, l1) for name, l0, c0, l1, c1 in entry_facts.assigned if (l0, c0) <= spot <= (l1, c1)]
+            return bool(bound) and all(_untrained(name, end, entry_facts.assigned, training_calls, program.entry)
+                                       for name, end in bound)
+
+        # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates,
+        # ... and so is what a plotting or visualisation module of the project draws
+        # ... and what runs after the last training call (sampling, plotting a prediction)
+        after = _after_training(program, [th for th in program.trace if in_group(th, "training")], facts_of)
+        feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)
+                   and (th.path == program.entry or not self.not_training_path(th.path))
+                   and id(th) not in after]
+        out: list[Diagnostic] = []
+        present = {th.hit.owner for th in program.all_hits}
+        for rule in self.kb.rules.values():
+            if not rule.versions.contains(self.version) or _switched_off(rule, present):
+                continue
+            if rule.training and not training:
+                continue
+            for check in rule.program:
+                if sites_in is not None and not check.get("each-site"):
+                    continue
+                found = self._check_program(rule, check, program, feeding, in_group, trains, keras,
+                                            display, where, thrown_away)
+                site_path = sites_in or program.entry
+                for first, uses, late_after in found:
+                    if check.get("each-site") and first.path != site_path:
+                        continue  # reported when the module it is in is linted
+                    out.append(self._program_diagnostic(rule, check, program, first, uses, late_after, display,
+                                                        where, program_name, here=sites_in is not None))
+        return out
+
+    def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
+                       in_group: Any, trains: bool, keras: int, display: str, where: Any,
+                       thrown_away: Any = None) -> list[tuple[TraceHit, list[TraceHit], Optional[TraceHit]]]:
+        """What to report: (where, the uses, the late provider) once per program, or once per
+        offending use for ``each-site`` checks."""
+        present = check.get("when-present")
+        witness = [th for th in program.all_hits if present and in_group(th, present)]
+        if present and not witness:
+            return []
+        uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras)]
+        if not uses:
+            return []
+        required = check.get("requires")
+        providers = [th for th in program.all_hits if required and in_group(th, required)
+                     and not self._undone(required, th, program)]
+        late_after: Optional[TraceHit] = None
+        if providers:
+            if not check.get("order") or any(not p.ordered for p in providers):
+                return []
+            provider_ids = {id(p.hit) for p in providers}
+            use_ids = {id(u.hit) for u in uses}
+            first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
+            # the uses that run before the seed (a layer thrown away before it does not count)
+            early = {id(th.hit) for i, th in enumerate(program.trace[:first_provider]) if id(th.hit) in use_ids
+                     and not (thrown_away and thrown_away(i, first_provider))}
+            if not early:
+                return []
+            uses = [th for th in uses if id(th.hit) in early]
+            late_after = program.trace[first_provider]
+        elif check.get("late-only"):
+            return []
+        if check.get("each-site"):
+            seen: set[int] = set()
+            sites = [u for u in uses if not (id(u.hit) in seen or seen.add(id(u.hit)))]
+            return [(u, [u], late_after) for u in sites]
+        report = {"use": uses[0], "requires": late_after, "when-present": _first(program, witness)}
+        at = report.get(check.get("report-at", "use")) or uses[0]
+        return [(at, uses, late_after)]
+
+    def _undone(self, group: str, provider: TraceHit, program: Program) -> bool:
+        """Does the provider's own function take it back later with the same call (the group's
+        ``undone-by`` rule matching it: ``random.seed(None)`` after ``random.seed(0)``)?"""
+        undoer = self.kb.groups[group].undone_by
+        if undoer is None:
+            return False
+        hit = provider.hit
+        return any(th.path == provider.path and th.hit.owner == f"rule:{undoer}" and th.hit.scope == hit.scope
+                   and th.hit.api == hit.api and th.hit.line > hit.line for th in program.all_hits)
+
+    def _is_use(self, rule: Rule, check: dict[str, Any], th: TraceHit, in_group: Any, trains: bool,
+                keras: int) -> bool:
+        uses = check["uses"]
+        if uses == "ops":
+            kind, _, key = th.hit.owner.partition(":")
+            if kind != "op":
+                return False
+            op = self.kb.ops[key]
+            status = op.status_at(self.version)
+            matcher = op.matchers[th.hit.index]
+            return (status is not None and status.status in rule.ops_status and not status.requires
+                    and matcher.applies(self.version, keras) and (op.phase == "forward" or trains))
+        if not in_group(th, uses) or th.hit.displayed:
+            return False  # a draw that is only printed or plotted does not feed training
+        return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
+
+    def _rewritable(self, op_id: str, hit: Hit) -> bool:
+        """Is ``hit`` a call the op's rewrite is written for (``tf.nn.bias_add(x, b)``), not
+        another of its sources (a Dense layer, ``tf.layers.dense``) that no template fits?"""
+        op = self.kb.ops[op_id]
+        calls = {expand_name(name) for name in (op.rewrite or {}).get("call", ())}
+        return bool(calls) and bool(calls.intersection(op.matchers[hit.index].names))
+
+    def _program_diagnostic(self, rule: Rule, check: dict[str, Any], program: Program, first: TraceHit,
+                            uses: list[TraceHit], late_after: Optional[TraceHit], display: str,
+                            where_of: Any, program_name: str = "the program", here: bool = False) -> Diagnostic:
+        """``here``: reported at ``first`` itself, in the module it is in (shown as ``display``)."""
+        matcher = self.kb.matcher(first.hit.owner, first.hit.index)
+        kind, _, key = first.hit.owner.partition(":")
+        op = self.kb.ops[key].title if kind == "op" else ""
+        where = ""
+        at_site = here or first.path == program.entry
+        if not at_site:
+            where = f"(in {where_of(first.path, first.hit.span[0])})"
+        late = ""
+        if late_after is not None:
+            late = where_of(late_after.path, late_after.hit.span[0])
+        message_late = check.get("message-late") or rule.message_late
+        # a source's own message (a library that draws on its own terms) wins over the rule's
+        template = message_late if late_after is not None and message_late else (
+            matcher.message if matcher.message and kind == "group" else check.get("message") or rule.message)
+        label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
+            else pretty(first.hit.api)
+        use = uses[0]
+        message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
+                         version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
+                         seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
+                         value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
+                         use_at=where_of(use.path, use.hit.span[0]), program=program_name)
+        if at_site:
+            diag = self._diagnostic(rule, message, display, first.hit)
+        else:
+            diag = self._diagnostic(rule, message, display, first.hit, line=first.anchor_line, col=first.anchor_col)
+        if not at_site and diag.fix_spec and diag.fix_spec.get("action") != "insert":
+            diag.fix_spec = None  # the code to change is in another module; the message names it
+        if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
+            wanted = set(diag.fix_spec["rewrite-ops"])
+            for th in uses:
+                kind, _, key = th.hit.owner.partition(":")
+                if kind == "op" and key in wanted and self._rewritable(key, th.hit):
+                    span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
+                    diag.rewrite_sites.append((str(th.path), span, key))
+        return diag
+
+
+def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, int]],
+               training_calls: list[TraceHit], entry: Path) -> bool:
+    """Is the object bound to ``name`` on the module-level line ``after`` never trained
+    (``name.fit(...)``) before ``name`` is bound again? Training of that name anywhere but the
+    entry's module level (a function may use the global) counts as training it."""
+    rebound = min((l0 for n, l0, _, _, _ in assigned if n == name and l0 > after), default=None)
+    for th in training_calls:
+        if th.hit.api.rpartition(".")[0] != name:
+            continue
+        if th.path != entry or th.hit.scope is not None:
+            return False
+        if th.hit.line > after and (rebound is None or th.hit.line < rebound):
+            return False
+    return True
+
+
+def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:
+    """Is ``hit`` part of an assignment to a name for test or validation data (``test_dataset``,
+    ``x_val``, ``ds_eval``), at module level or in a function? Their order and draws never
+    reach the weights."""
+    if facts is None:
+        return False
+    spot = (hit.line, hit.col)
+    if hit.scope is None and any((l0, c0) <= spot <= (l1, c1) and EVALUATION_NAME.search(name)
+                                 for name, l0, c0, l1, c1 in facts.assigned):
+        return True
+    return any((l0, c0) <= spot <= (l1, c1) for l0, c0, l1, c1 in facts.evaluation_spans)
+
+
+def _functions_run(facts: FileFacts, hits: list[Hit]) -> tuple[list[Span], set[str]]:
+    """What the functions passed to ``hits``' calls are: the spans of lambdas and nested defs, and
+    the file's functions they name or call, transitively."""
+    spans = [h.arg_span for h in hits if h.arg_span is not None]
+    refs = [h.arg_ref for h in hits if h.arg_ref]
+    refs += [c.target for c in facts.calls if any(_inside(c.line, c.col, span) for span in spans)]
+    return spans, _scopes_reached(facts, refs)
+
+
+def _inside(line: int, col: int, span: Span) -> bool:
+    return (span[0], span[1]) <= (line, col) <= (span[2], span[3])
+
+
+def _runs_in(hit: Hit, spans: list[Span], scopes: set[str]) -> bool:
+    return hit.scope in scopes or any(_inside(hit.line, hit.col, span) for span in spans)
+
+
+def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:
+    """The functions of this file named by ``refs`` and those they call, transitively."""
+    scopes: set[str] = set()
+    todo = [ref.rsplit(".", 1)[-1] for ref in refs]
+    while todo:
+        name = todo.pop()
+        for scope in [s for s in facts.functions if s == name or s.endswith("." + name)]:
+            if scope not in scopes:
+                scopes.add(scope)
+                todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
+    return scopes
+
+
+def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -> set[int]:
+    """The trace entries (by id) that run only after the program's last training call: they
+    cannot change the trained model (sampling from it, plotting a prediction). Not so for one
+    the trace also reaches before that call (a helper called twice), one that call runs (an
+    Estimator's model_fn), or one in a loop that may train again (it holds a training call or
+    a call into project code: the next epoch)."""
+    if not training:
+        return set()
+    last = max(i for i, th in enumerate(program.trace) if any(th is t for t in training))
+    before = {id(th.hit) for th in program.trace[:last + 1]}
+    trained: dict[Path, set[int]] = {program.entry: {t.anchor_line for t in training}}
+    for t in training:
+        trained.setdefault(t.path, set()).add(t.hit.line)
+
+    def in_training_loop(path: Path, line: int) -> bool:
+        facts = facts_of(path)
+        if facts is None:
+            return True
+        return any(start <= line <= end and (any(start <= t <= end for t in trained.get(path, ()))
+                                             or any(start <= c.line <= end and _project_call(facts, c.target)
+                                                    for c in facts.calls))
+                   for start, end in facts.loops)
+
+    sites = {(t.path, t.hit.line) for t in training}
+    return {id(th) for th in program.trace[last + 1:]
+            if id(th.hit) not in before and not sites.intersection(th.via) and (th.path, th.hit.line) not in sites
+            and not in_training_loop(th.path, th.hit.line) and not in_training_loop(program.entry, th.anchor_line)
+            and not any(in_training_loop(path, line) for path, line in th.via)}  # called from such a loop
+
+
+def _project_call(facts: FileFacts, target: str) -> bool:
+    """Is ``target`` a function of the file or one imported from the project (it may train)?"""
+    head = target.split(".")[0]
+    if head in facts.functions or head in facts.classes or head in ("self", "super"):
+        return True
+    qual = facts.imports.get(head)
+    return qual is not None and (qual.startswith(".") or qual.split(".")[0] not in EXTERNAL_MODULES | facts.frameworks)
+
+
+def _first(program: Program, hits: list[TraceHit]) -> Optional[TraceHit]:
+    """The earliest of ``hits`` in execution order (else the first one found)."""
+    ids = {id(th.hit) for th in hits}
+    for th in program.trace:
+        if id(th.hit) in ids:
+            return th
+    return hits[0] if hits else None
+
+
+def _switched_off(rule: Rule, present_owners: set[str]) -> bool:
+    """``unless-present`` groups (e.g. a non-TensorFlow Keras backend) seen in the file/program."""
+    return any(f"group:{group}" in present_owners for group in rule.unless_present)

@@ -1,0 +1,1279 @@
+"""One libcst walk per file: resolves import aliases and records every knowledge-base match.
+
+No metadata provider but positions is used; aliases (``import tensorflow as tf``,
+``from tensorflow.keras import layers as L``, ``tf.compat.v1``) are tracked here, in the same
+walk. The result, ``FileFacts``, does not depend on the target version, so it can be cached.
+"""
+from __future__ import annotations
+
+import builtins
+import re
+from collections import Counter
+from typing import Any, Optional, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from detlint.lint import names
+from detlint.lint.flow import ordering
+from detlint.lint import stand_ins
+from detlint.lint.flow import training_branches
+from detlint.lint.flow.branches import Branches
+from detlint.lint.conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
+from detlint.lint.flow.gradient_paths import GradientPaths
+from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
+from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
+from detlint.lint.names import EXTERNAL_MODULES
+from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
+from detlint.lint.programs.program import MAIN_GUARD
+from detlint.knowledge.kb import Condition, KnowledgeBase
+
+NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+WORD_RE = re.compile(r"\w+")
+FILE_NOQA_RE = re.compile(r"^\s*#\s*(?:flake8|detlint)[:=]\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
+ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.__setitem__"}
+KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": "tf.keras",
+                  "tensorflow.python.keras": "tf.keras", "tensorflow.compat.v1.keras": "tf.keras"}
+
+Node = Union[cst.CSTNode]
+BUILTIN_NAMES = frozenset(dir(builtins))
+LOCAL_OTHER = "<local class>"
+RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
+WRAPPERS = "group:function-wrappers"
+STOPS = "group:gradient-stops"
+GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
+NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
+TAPES = "group:gradient-tapes"
+# what builds a Keras model: a function that does so runs ops on symbolic tensors outside any tape;
+# code that makes a symbolic input (or reads a model's) does so itself
+MODEL_MAKERS = frozenset({"Input", "InputLayer", "Model", "Sequential"})
+SYMBOLIC_MAKERS = frozenset({"Input", "InputLayer"})
+SAFE_POSITION = 2  # parameters from the third on are passed by keyword in practice
+# what a constructor makes, for LayerFlow: the first of these groups its name is in decides
+LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
+               ("group:trainable-layers", TRAINABLE))
+# consulted here (they shape the trace or mark what is only shown), never a finding's evidence
+NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
+                          "group:function-holders", "group:command-line-options",
+                          *(group for group, _ in LAYER_KINDS)})
+
+
+def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
+    """Line -> codes (None = every code), and whether the file opts out as a whole."""
+    out: dict[int, Optional[frozenset[str]]] = {}
+    if "noqa" not in source.lower():
+        return out, False
+    for lineno, line in enumerate(source.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        match = NOQA_RE.search(line)
+        if match:
+            codes = match.group("codes")
+            out[lineno] = frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else None
+    return out, bool(FILE_NOQA_RE.search(source))
+
+
+class Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "",
+                 links: Optional[dict[str, str]] = None) -> None:
+        super().__init__()
+        self.kb = kb
+        self.facts = facts
+        self.source = source
+        self.branches = Branches()
+        self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
+        self.nested_defs: dict[str, tuple[int, int, int, int]] = {}  # functions defined in top_function
+        self.aliases: dict[str, str] = {}
+        # names of project modules this file imports, as it spells them, and what they really are
+        # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
+        links = links or {}
+        self.links = {name: target for name, target in links.items() if target not in (LOCAL_FRAMEWORK, LOCAL_FUNCTION)}
+        self.framework_classes = {name for name, target in links.items() if target == LOCAL_FRAMEWORK}
+        self.factories = {name for name, target in links.items() if target == LOCAL_FUNCTION}
+        self.star_modules: list[str] = []
+        self.instances: dict[str, str] = {}
+        self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
+        self.origins: dict[str, str] = {}  # name -> what made its value (``df`` -> ``pandas.read_csv``)
+        self.result_of: dict[str, str] = {}  # name -> the method whose result it holds (``minimize``)
+        self.call_bound: set[str] = set()  # module-level names last bound to what a call made
+        # the blocks being walked, innermost last, and whether each is a def's or class's body
+        self.suites: list[ordering.Suite] = []
+        self.def_bodies: set[int] = set()
+        self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
+        self.constants: dict[str, Any] = {}
+        self.scope: list[str] = []
+        self.classes: list[str] = []
+        self.bases: list[list[str]] = []  # the base classes of each class being walked, as written
+        self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
+        self.in_main_guard = False
+        self.version_guards = 0
+        self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
+        # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
+        # calls being walked; names of the function being walked last bound to a gradient stop,
+        # and whether each of its returns so far gave only such values
+        self.inference_branches = 0
+        self.stop_calls: list[cst.Call] = []
+        self.stopped_names: set[str] = set()
+        self.returns: list[bool] = []
+        self.top_depth = 0
+        self.paths = GradientPaths()  # which ops feed the loss their block differentiates
+        # backprop ops by scope, keyed by their call's id: whose values only reach calls that
+        # pass no gradient on (gradient_sinks.py)
+        self.sink_ops: dict[Optional[str], dict[int, tuple[int, int]]] = {}
+        # tape steps: the tape blocks being walked, lambdas being walked, and per top-level
+        # function whether it opens a tape, applies gradients, differentiates otherwise or builds
+        # a model, and its ops outside every tape block (value ops written in its own body). In a
+        # function that opens a tape and applies its gradients (a training step, which no outer
+        # tape records) nothing run outside the tape blocks is differentiated
+        self.tapes = 0
+        self.lambdas = 0
+        self.tape_facts: dict[str, set[str]] = {}
+        self.untaped: dict[str, list[tuple[int, int]]] = {}
+        self.builders: set[str] = set()
+        self.file_flags: set[str] = set()  # "tape", "other gradients", "module model"
+        self.plain_functions: list[str] = []  # top-level functions without decorators
+        self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
+        # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
+        # the hit they belong to; keywords any call of this file passes
+        self.pending_defaults: list[str] = []
+        self.keywords: set[str] = set()
+        self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
+        self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
+        self.framework_tops = {m.split(".")[0] for m in self.framework_imports}
+        # variable -> functions its object keeps (function-holders) and, until a runner runs the
+        # object, where it was made: a holder no runner is seen to run runs its functions there
+        self.holders: dict[str, list[str]] = {}
+        self.unrun_holders: dict[str, tuple[int, int, Optional[str]]] = {}
+        self.named_holders: set[int] = set()  # holder calls assigned to a name
+        # command-line option -> (default, how it is written, how to pass a value: "--x={value}")
+        self.options: dict[str, tuple[Any, str, str]] = {}
+        self.flow = LayerFlow(self.layer_kind, self.flow_keys,
+                              lambda method: any(o == "group:layer-stacks" for o, _ in kb.index["method"].get(method, ())))
+
+    # ---- names -------------------------------------------------------------------------------
+    def qualify(self, name: Optional[str]) -> Optional[str]:
+        if not name:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            if head in self.instances:
+                target = self.instances[head]
+            else:
+                for module in self.star_modules:
+                    guess = f"{module}.{head}"
+                    if any(c in self.kb.index["call"] for c in names.candidates(guess)):
+                        target = guess
+                        break
+        if target is None:
+            return None
+        return self.relink(f"{target}.{rest}" if rest else target)
+
+    def relink(self, qual: str) -> str:
+        """``pkg.backend.keras.Model`` -> ``tensorflow.keras.Model`` when the project module
+        ``pkg.backend`` names ``tensorflow.keras`` ``keras``."""
+        if not self.links:
+            return qual
+        parts = qual.split(".")
+        for cut in range(len(parts), 0, -1):
+            target = self.links.get(".".join(parts[:cut]))
+            if target is not None:
+                return ".".join([target, *parts[cut:]])
+        return qual
+
+    def is_framework_name(self, qual: str) -> bool:
+        return qual == LOCAL_FRAMEWORK or any(names.within(qual, p) for p in self.framework_imports)
+
+    def type_of(self, node: cst.BaseExpression) -> Optional[str]:
+        """What an expression is an instance of, where that is known: the constructor's qualified
+        name (``sklearn.linear_model.Perceptron``), the first call of a chain
+        (``tf.data.Dataset.range(3).map(f)``), or a local class (framework-derived or not)."""
+        if isinstance(node, cst.Name):
+            return self.instances.get(node.value)
+        if isinstance(node, cst.Call):
+            inner = node.func
+            if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
+                return self.type_of(inner.value)
+            name = dotted(inner)
+            if name in self.local_classes:
+                return LOCAL_FRAMEWORK if self.local_classes[name] else LOCAL_OTHER
+            qual = self.qualify(name)
+            if not qual:
+                return None
+            if qual in self.framework_classes:
+                return LOCAL_FRAMEWORK  # a project class (keras.Model subclass) of another module
+            if qual in self.factories:
+                return None  # `model = Unet(1)`: a project function, whatever it returns
+            qual = names.candidates(qual)[0]
+            # outside the frameworks only a constructor (a Capitalised class) says what it returns
+            return qual if self.is_framework_name(qual) or qual.rsplit(".", 1)[-1][:1].isupper() else None
+        return None
+
+    def value(self, node: cst.BaseExpression) -> Any:
+        option = self.option_read(node)
+        if option in self.options:
+            return self.options[option][0]
+        return literal(node, self.qualify, self.constants)
+
+    # ---- command-line options (group command-line-options) -----------------------------------
+    def option_read(self, node: cst.BaseExpression) -> Optional[str]:
+        """``FLAGS.use_xla``, ``flags.FLAGS.use_xla``, ``args.use_xla``: the option read, by name."""
+        if not isinstance(node, cst.Attribute):
+            return None
+        base = dotted(node.value)
+        if base is None:
+            return None
+        qual = self.qualify(base)
+        plain = "." not in base and base not in self.instances and base not in ("self", "cls")
+        if (qual is None and plain) or (qual or base).endswith("FLAGS"):
+            return node.attr.value
+        return None
+
+    def define_option(self, qual: str, node: cst.Call) -> None:
+        spec = next((self.kb.matcher(owner, i).defines_option for c in names.candidates(qual)
+                     for owner, i in self.kb.index["call"].get(c, ()) if self.kb.matcher(owner, i).defines_option),
+                    None)
+        if spec is None:
+            return
+        named = argument(node, *spec["name"])
+        written = self.value(named) if named is not None else UNKNOWN
+        if not isinstance(written, str):
+            return
+        first = argument(node, "", 0)
+        shown = self.value(first) if first is not None else written
+        shown = shown if isinstance(shown, str) and shown.startswith("-") else f"--{written}"
+        key = written.lstrip("-").replace("-", "_")
+        given = argument(node, *spec["default"])
+        action = argument(node, "action", None)
+        action = self.value(action) if action is not None else None
+        implied = (spec.get("action-defaults") or {})
+        if given is not None:
+            default = self.value(given)
+        else:
+            default = implied.get(action) if action in implied else None
+        how = shown if action in implied else spec["set"].replace("{name}", key).replace("{option}", shown)
+        self.options[key] = (default, shown, how)
+
+    def argument_note(self, node: cst.BaseExpression, cond: Condition, value: Any, holds: bool) -> Optional[str]:
+        """What a rule's message says about an argument read from the command line or a variable."""
+        option = self.option_read(node)
+        wanted = bool_condition(cond)
+        if holds and option in self.options:
+            default, shown, how = self.options[option]
+            if wanted is None:
+                return f"{shown} defaults to {default!r}"
+            return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(not wanted))}"
+        if holds or wanted is None or (value is not UNKNOWN and not isinstance(value, Ref)):
+            return None
+        name = dotted(node)
+        if name is None or (option is None and self.qualify(name) is not None):
+            return None  # a module's attribute: not a value the program chooses
+        self.note_safe_default(name, cond)
+        return f"when {name} is {wanted}"
+
+    def note_safe_default(self, name: str, cond: Condition) -> None:
+        """``fit(use_multiprocessing=procs)`` in ``def train(..., procs=False)``: a parameter
+        whose default is the safe value. If nothing passes it, the default is what runs (see
+        FileFacts.safe_defaults); a leading parameter may be passed by position, so it does not count."""
+        function = self.top_function
+        if function is None or self.depth != self.top_depth:
+            return
+        params = function.params
+        ordered = [*params.posonly_params, *params.params]
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
+            if param.name.value != name or param.default is None:
+                continue
+            default = self.value(param.default)
+            if default is not UNKNOWN and not isinstance(default, Ref) and not check(cond, default) \
+                    and (index >= SAFE_POSITION or index >= len(ordered)):
+                self.pending_defaults.append(name)
+
+    @property
+    def current_scope(self) -> Optional[str]:
+        if self.scope:
+            return self.scope[0]
+        return MAIN_GUARD if self.in_main_guard else None
+
+    def pos(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        rng = self.get_metadata(PositionProvider, node)
+        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+
+    def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "",
+            at: Optional[tuple[int, int, int, int]] = None) -> None:
+        if owner in NOT_EVIDENCE:
+            return  # consulted by runs_its_arguments, held_functions and is_display, not evidence
+        line, col, end_line, end_col = self.pos(node)
+        arg_ref, arg_span = None, None
+        matcher = self.kb.matcher(owner, index)
+        if matcher.function_arg and isinstance(node, cst.Call):
+            fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
+            if isinstance(fn, cst.Lambda):
+                arg_span = self.pos(fn)
+            elif fn is not None:
+                arg_ref = dotted(fn)
+                arg_span = self.nested_defs.get(arg_ref or "")
+                arg_ref = None if arg_span else arg_ref
+            if arg_ref is None and arg_span is None:
+                return
+        self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
+                                   arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+        for param in self.pending_defaults:
+            self.facts.safe_defaults.append((line, col, param))
+        self.pending_defaults = []
+        if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
+            self.sink_ops.setdefault(self.current_scope, {})[id(node)] = (line, col)
+            if self.top_function is not None and not self.tapes and not self.lambdas and \
+                    self.depth == self.top_depth and not api.rsplit(".", 1)[-1][:1].isupper():
+                self.untaped.setdefault(self.scope[0], []).append((line, col))  # not a layer it makes
+
+    def unwrapped(self, fn: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        """``functools.partial(parse, size=8)`` runs ``parse``: the function a wrapper is given."""
+        while isinstance(fn, cst.Call) and fn.args and self._in_group(WRAPPERS, self.qualify(dotted(fn.func)), fn):
+            fn = fn.args[0].value
+        return fn
+
+    def pointed(self, call: cst.Call, matcher: Any, method: bool) -> Optional[tuple[int, int, int, int]]:
+        """Where a call's finding points: the argument that made the match, else (for a method)
+        the method's name through the end of the call; None for the call's own start."""
+        arg = matched_argument(call, matcher.kwargs) if matcher.kwargs else None
+        if arg is not None:
+            start = self.pos(arg.keyword if arg.keyword is not None else arg.value)
+            end = self.pos(arg.value)
+            return start[0], start[1], end[2], end[3]
+        if method and isinstance(call.func, cst.Attribute):
+            start, end = self.pos(call.func.attr), self.pos(call)
+            return start[0], start[1], end[2], end[3]
+        return None
+
+    # ---- imports -----------------------------------------------------------------------------
+    def _note_module(self, module: str, node: cst.CSTNode) -> None:
+        self.facts.import_lines.setdefault(module, self.pos(node)[0])
+        top = module.split(".")[0]
+        for prefix in self.framework_imports:
+            if names.within(module, prefix):
+                self.facts.frameworks.add(top)
+        for prefix, flavour in KERAS_FLAVOURS.items():
+            if module == prefix or module.startswith(prefix + "."):
+                self.facts.keras_flavours.add(flavour)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            module = dotted(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = module
+            else:
+                head = module.split(".")[0]
+                self.aliases[head] = head
+            self._note_module(module, node)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.facts.imports[alias.asname.name.value] = module
+            else:
+                self.facts.imports[module.split(".")[0]] = module.split(".")[0]
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        module = dotted(node.module) if node.module is not None else ""
+        level = len(node.relative)
+        line = self.pos(node)[0]
+        if level:
+            self.facts.relative_imports.append((level, module or "", line))
+            base = "." * level + (module or "")
+        else:
+            base = module or ""
+            self._note_module(base, node)
+        if isinstance(node.names, cst.ImportStar):
+            self.facts.star_imports.append(base)
+            if not level:
+                self.star_modules.append(base)
+            self._star_links(base, node)
+            return
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            qual = names.member(base, name)
+            self.aliases[local] = qual
+            self.facts.imports[local] = qual
+            if not level:
+                self._note_module(qual, node)
+            self._note_link(qual, node)
+
+    def _star_links(self, base: str, node: cst.CSTNode) -> None:
+        """``from ops import *`` of a project module: its names (``tf``, ``conv``) become this file's."""
+        prefix = names.member(base, "")
+        for key in [*self.links, *self.framework_classes, *self.factories]:
+            name = key[len(prefix):] if key.startswith(prefix) else ""
+            if name and "." not in name:
+                self.aliases[name] = key
+                self._note_link(key, node)
+            elif name == "*":  # the module's own star imports of frameworks
+                self.star_modules.extend(self.links[key].split())
+
+    def _note_link(self, qual: str, node: cst.CSTNode) -> None:
+        """A framework reached through a project module counts as imported here."""
+        target = self.links.get(qual)
+        if target is not None and target != qual and not target.startswith("."):
+            self._note_module(target, node)
+
+    # ---- scopes ------------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.suites.append((node.body, True))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.suites.append((node.body, id(node) in self.def_bodies))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.suites.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.suites.append((node.body, id(node) in self.def_bodies))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self.suites.pop()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.keywords.add(node.keyword.value)
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.comments.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.def_bodies.add(id(node.body))
+        if self.depth == 0 and not node.decorators and not self.in_main_guard:
+            self.plain_functions.append(node.name.value)
+        if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
+            name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
+            self.scope.append(name)
+            self.top_function = node
+            self.nested_defs = {}
+            self.stopped_names, self.returns, self.top_depth = set(), [], self.depth + 1
+            self.facts.functions.setdefault(name, self.pos(node)[0])
+            if self.classes and self.depth == 1:
+                self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
+        else:
+            self.scope.append(self.scope[-1] if self.scope else node.name.value)
+            if self.top_function is not None:  # def parse(...) inside a function: passed on by name
+                self.nested_defs[node.name.value] = self.pos(node)
+        self.depth += 1
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+        scope = self.scope.pop()
+        if original_node is self.top_function:
+            self.top_function = None
+            if self.returns and all(self.returns):
+                self.facts.stopped.append(scope)
+            self.judge_sinks([scope], original_node.body.body, module=False)
+            if self.tape_facts.get(scope, set()) == {"tape", "applies"}:
+                self.facts.off_gradient.extend(self.untaped.get(scope, ()))
+
+    def note_tape_step(self, qual: Optional[str], node: cst.Call, start: int) -> None:
+        """What says whether the function being walked is a tape step (see untaped), whether it
+        makes objects or trains (builders), and whether the file is eager tape code."""
+        written = dotted(node.func)
+        last = written.rsplit(".", 1)[-1] if written else ""
+        new_hits = self.facts.hits[start:]
+        other_gradients = any(h.owner == GRADIENT_TARGETS for h in new_hits) and not (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient")
+        if other_gradients:
+            self.file_flags.add("other gradients")  # minimize, compute_gradients, tf.gradients
+        if self.top_function is None:
+            if last in SYMBOLIC_MAKERS:  # as written: `inputs(x)` is not one
+                self.file_flags.add("module model")
+            return
+        scope = self.scope[0]
+        flags = self.tape_facts.setdefault(scope, set())
+        if other_gradients:
+            flags.add("other gradients")
+        if last in MODEL_MAKERS:
+            flags.add("builds a model")
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply_gradients":
+            flags.add("applies")  # a training step: no outer tape records it
+        if last[:1].isupper() or any(h.owner == "group:training" for h in new_hits):
+            self.builders.add(scope)  # Dense(...), Generator(), model.fit(...)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.top_function is None and node.attr.value in ("output", "outputs", "input", "inputs"):
+            self.file_flags.add("module model")  # model.output: a functional model built here
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.lambdas -= 1
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.tapes -= sum(1 for item in original_node.items if self.is_tape(item.item))
+
+    def is_tape(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and self._in_group(TAPES, self.qualify(dotted(node.func)), node)
+
+    # ---- values no gradient reaches (gradient_sinks.py) ---------------------------------------
+    def judge_sinks(self, scopes: list[Optional[str]], statements: Any, module: bool) -> None:
+        ops = {k: v for scope in scopes for k, v in self.sink_ops.pop(scope, {}).items()}
+        if not ops or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque for scope in scopes):
+            return  # a block whose loss comes from a collection takes gradients its names do not show
+        roles = CallRoles(stops=self.passes_no_gradient, gradient_args=self.gradient_args,
+                          escapes=self.may_keep)
+        self.facts.off_gradient.extend(sorted(dead_ops(statements, ops, roles, module)))
+
+    def group_matchers(self, group: str, node: cst.Call) -> list[Any]:
+        """The matchers of ``group`` that ``node`` satisfies, argument conditions included."""
+        name = dotted(node.func)
+        qual = self.qualify(name)
+        if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
+            qual = f"builtins.{name}"
+        entries: list[tuple[str, int]] = []
+        for candidate in names.candidates(qual) if qual else ():
+            entries = [e for e in self.kb.index["call"].get(candidate, ()) if e[0] == group]
+            if entries:
+                break
+        if not entries and isinstance(node.func, cst.Attribute):
+            entries = [e for e in self.kb.index["method"].get(node.func.attr.value, ()) if e[0] == group]
+        out = []
+        for owner, i in entries:
+            matcher = self.kb.matcher(owner, i)
+            if not matcher.kwargs or check_kwargs(node, matcher.kwargs, self.value, self.qualify) is not None:
+                out.append(matcher)
+        return out
+
+    def passes_no_gradient(self, node: cst.Call) -> bool:
+        name = dotted(node.func)
+        return self.is_stop(node) or self.is_display(self.qualify(name), name, node) or \
+            bool(self.group_matchers(NO_GRADIENT, node))
+
+    def gradient_args(self, node: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        matchers = self.group_matchers(INDEX_TAKING, node)
+        if not matchers:
+            return None
+        found = (argument(node, name, pos) for m in matchers for name, pos in m.gradient_args.items())
+        return [arg for arg in found if arg is not None]
+
+    def may_keep(self, node: cst.Call) -> bool:
+        """Project code (it may train or store what it gets), a gradient target or a loss
+        collection: what such a call is given leaves the function."""
+        name = dotted(node.func)
+        qual = self.qualify(name)
+        if name is None or not self.external(qual, name):
+            return True
+        return self._in_group(GRADIENT_TARGETS, qual, node) or self._in_group(LOSS_COLLECTIONS, qual, node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.top_function is not None and self.depth == self.top_depth:
+            self.returns.append(node.value is not None and training_branches.returns_stopped(
+                node.value, self.stopped_names, self.is_stop))
+
+    def is_stop(self, node: cst.Call) -> bool:
+        return self._in_group(STOPS, self.qualify(dotted(node.func)), node)
+
+    # an inference branch: the body of `if not training:`, the else of `if training:`
+    def _inference_branch(self, node: cst.If, test_holds: bool, step: int) -> None:
+        if training_branches.training_test(node.test) is (not test_holds):
+            self.inference_branches += step
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._inference_branch(node, True, 1)
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._inference_branch(node, True, -1)
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._inference_branch(node, False, 1)
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._inference_branch(node, False, -1)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.def_bodies.add(id(node.body))
+        written = [dotted(arg.value) for arg in node.bases]
+        bases = [self.qualify(name) for name in written]
+        self.local_classes[node.name.value] = any(b and (self.is_framework_name(b) or b in self.framework_classes)
+                                                  for b in bases) or any(self.local_classes.get(w or "") for w in written)
+        self.bases.append([w for w in written if w])
+        if self.depth == 0:
+            self.classes.append(node.name.value)
+            self.facts.classes.setdefault(node.name.value, [])
+        else:
+            self.classes.append(f"{self.classes[-1] if self.classes else ''}.{node.name.value}")
+        self.depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.depth -= 1
+        self.classes.pop()
+        self.bases.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.depth == 0 and not self.in_main_guard and _is_main_guard(node.test):
+            self.facts.main_guard = self.facts.main_guard or self.pos(node)[0]
+            self.in_main_guard = True
+            self._guard_node = node
+        if _mentions_version(node.test):
+            self.version_guards += 1
+        if self.top_function is not None:
+            self.branches.note_if(self.top_function, node, lambda n: (self.pos(n)[0], self.pos(n)[2]))
+
+    def leave_If(self, original_node: cst.If) -> None:
+        if self.in_main_guard and original_node is getattr(self, "_guard_node", None):
+            self.in_main_guard = False
+        if _mentions_version(original_node.test):
+            self.version_guards -= 1
+
+    # ---- assignments -------------------------------------------------------------------------
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.paths.bind(self.current_scope, [n for t in node.targets for n in _bound_names(t.target)], node.value,
+                        self.pos(node))
+        if self.top_function is not None:
+            stop = isinstance(node.value, cst.Call) and self.is_stop(node.value)
+            for target in node.targets:
+                for bound in _bound_names(target.target):
+                    (self.stopped_names.add if stop else self.stopped_names.discard)(bound)
+        for target in node.targets:
+            self._assigned(target.target, node.value, node)
+            if self.depth == 0 and isinstance(target.target, cst.Name):
+                self.facts.assigned.append((target.target.value, *self.pos(node)))
+            elif isinstance(target.target, cst.Name) and names.EVALUATION_NAME.search(target.target.value):
+                self.facts.evaluation_spans.append(self.pos(node))
+            if self.depth == 0:
+                self.note_table(target.target, node.value)
+
+    def note_table(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """A module-level dict of project functions, made whole or item by item (a model zoo's
+        ``model_from_name``): what a call through it may run."""
+        if isinstance(target, cst.Name):
+            refs = [dotted(e.value) for e in value.elements if isinstance(e, cst.DictElement)] \
+                if isinstance(value, cst.Dict) else None
+            if refs is None:
+                self.facts.tables.pop(target.value, None)
+            else:
+                self.facts.tables[target.value] = [self.function_ref(r) for r in refs if r and self.project_ref(r)]
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                and target.value.value in self.facts.tables:
+            ref = dotted(value)
+            if ref and self.project_ref(ref):
+                self.facts.tables[target.value.value].append(self.function_ref(ref))
+
+    def project_ref(self, ref: str) -> bool:
+        """Does ``ref`` name something of the project (not a framework, the standard library or
+        a builtin)?"""
+        return not self.external(self.qualify(ref), ref)
+
+    def visit_With(self, node: cst.With) -> None:
+        opened = sum(1 for item in node.items if self.is_tape(item.item))
+        if opened:
+            self.file_flags.add("tape")
+        if opened and self.top_function is not None:
+            self.tape_facts.setdefault(self.scope[0], set()).add("tape")
+        self.tapes += opened
+        # with MonitoredTrainingSession(...) as sess: sess is what the call made
+        for item in node.items:
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                self._assigned(item.asname.name, item.item, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assigned(node.target, node.value, node)
+
+    def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression, stmt: cst.CSTNode) -> None:
+        if isinstance(target, cst.Subscript):
+            base = self.qualify(dotted(target.value))
+            if base == "os.environ" and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                self.env_set(self.value(target.slice[0].slice.value), value, stmt, "assign")
+            return
+        if isinstance(target, cst.Attribute):
+            owner = dotted(target.value)
+            owner_type = self.instances.get(owner) if owner else None
+            qual = f"{owner_type}.{target.attr.value}" if owner_type else self.qualify(dotted(target))
+            if qual:
+                self.match_names("attr-assign", qual, stmt, value=self.value(value))
+            return
+        if isinstance(target, cst.Name):
+            name = target.value
+            origin = self.origin_of(value) if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation,
+                                                                  cst.Name, cst.Attribute)) else None
+            if origin:
+                self.origins[name] = origin
+            else:
+                self.origins.pop(name, None)
+            method = _last_method(value)
+            if method:
+                self.result_of[name] = method
+            else:
+                self.result_of.pop(name, None)
+            if self.depth == 0 and isinstance(value, cst.Call):
+                self.call_bound.add(name)
+            elif self.depth == 0:
+                self.call_bound.discard(name)
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                qual = self.qualify(dotted(value))
+                if qual:  # layers = tf.keras.layers
+                    self.aliases[name] = qual
+                    return
+            self.made_by.pop(name, None)
+            if isinstance(value, cst.Call):
+                if dotted(value.func) in self.local_classes:
+                    self.local_instances[name] = dotted(value.func) or ""
+                callee = dotted(value.func)
+                if callee and not self.external(self.qualify(callee), callee):
+                    self.made_by[name] = self.qualify(callee) or callee
+                held = self.held_functions(value)
+                if held:
+                    self.holders[name] = held
+                    self.unrun_holders[name] = (*self.pos(value)[2:], self.current_scope)
+                    self.named_holders.add(id(value))
+                kind = self.type_of(value)
+                if kind:
+                    self.instances[name] = kind
+                    return
+                self.instances.pop(name, None)
+            if self.depth == 0:
+                known = self.value(value)
+                if isinstance(known, (str, dict, int, float)) or known is None:
+                    self.constants[name] = known  # SEED = None: a seed that re-randomises (DET106)
+                else:
+                    self.constants.pop(name, None)  # rebound to something not known: no longer a constant
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._assigned(element.value, cst.Name("_unknown_"), stmt)
+
+    # ---- layers and the tensors between them (see layerflow) -------------------------------------
+    def layer_kind(self, call: cst.Call) -> str:
+        name = dotted(call.func)
+        if name in self.local_classes:
+            return TRAINABLE if self.local_classes[name] else ""  # a project Layer/Model subclass
+        qual = self.qualify(name)
+        if not qual:
+            return ""
+        if qual in self.framework_classes:
+            return TRAINABLE
+        found = {owner for c in names.candidates(qual) for owner, _ in self.kb.index["call"].get(c, ())}
+        return next((kind for group, kind in LAYER_KINDS if group in found), "")
+
+    def flow_keys(self, name: str) -> list[str]:
+        """Where a name lives: ``self.x`` in its class, others in the function, then the module."""
+        if name.startswith("self.") and self.classes:
+            return [f"{self.classes[-1]}:{name}"]
+        return [f"{self.scope[0]}:{name}", f":{name}"] if self.scope else [f":{name}"]
+
+    def note_input_stage(self, call: cst.Call, first: int) -> None:
+        """The backprop op matches an input-stage layer's constructor just made (from index ``first``)
+        count only once the layer is seen downstream of weights."""
+        made = {i for i in range(first, len(self.facts.hits)) if self.facts.hits[i].owner.startswith("op:")
+                and self.kb.ops[self.facts.hits[i].owner[3:]].phase == "backprop"}
+        if made and self.layer_kind(call) == INPUT_STAGE:
+            self.flow.note_hits(call, made)
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        if self.facts.frameworks:
+            self.flow.assign([t.target for t in original_node.targets], original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if self.facts.frameworks and original_node.value is not None:
+            self.flow.assign([original_node.target], original_node.value)
+
+    def leave_Expr(self, original_node: cst.Expr) -> None:
+        if self.facts.frameworks:
+            self.flow.expression(original_node.value)
+
+    def leave_Return(self, original_node: cst.Return) -> None:
+        if self.facts.frameworks and original_node.value is not None:
+            self.flow.expression(original_node.value)
+
+    def env_set(self, key: Any, value_node: Optional[cst.BaseExpression], stmt: cst.CSTNode, how: str) -> None:
+        if not isinstance(key, str):
+            return
+        value = self.value(value_node) if value_node is not None else UNKNOWN
+        self.env_value(key, value, stmt, how)
+
+    def env_value(self, key: str, value: Any, stmt: cst.CSTNode, how: str) -> None:
+        value = value if isinstance(value, str) or value is UNKNOWN else (
+            str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN)
+        for owner, i in self.kb.index["env"].get(key, ()):
+            matcher = self.kb.matcher(owner, i)
+            if matcher.value is None or check(matcher.value, value):
+                detail = f"{how}:{'?' if value is UNKNOWN else value}"
+                self.hit(owner, i, key, stmt, detail)
+
+    # ---- expressions -------------------------------------------------------------------------
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, (cst.Attribute, cst.Name)):
+            qual = self.qualify(dotted(node.value))
+            if qual:
+                self.match_names("bare", qual, node.value)
+
+    def match_names(self, kind: str, qual: str, node: cst.CSTNode, call: Optional[cst.Call] = None,
+                    value: Any = MISSING, written: Optional[str] = None) -> bool:
+        matched = False
+        for candidate in names.candidates(qual):
+            entries = self.kb.index[kind].get(candidate, ())
+            for owner, i in entries:
+                matcher = self.kb.matcher(owner, i)
+                detail = ""
+                if call is not None and matcher.kwargs:
+                    self.pending_defaults = []
+                    found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
+                                         self.argument_note if owner.startswith("rule:") else None, self.origin_of)
+                    if found is None:
+                        continue
+                    detail = found
+                if matcher.value is not None and value is not MISSING and not check(matcher.value, value):
+                    continue
+                if call is not None and matcher.order_free and not self.order_read(call, matcher):
+                    continue
+                shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
+                at = self.pointed(call, matcher, False) if call is not None else None
+                self.hit(owner, i, shown, node, detail, at)
+                matched = True
+            if entries:  # the most specific spelling the knowledge base knows decides
+                break
+        return matched
+
+    def match_methods(self, node: cst.Call, func: cst.Attribute, name: Optional[str], receiver_is_module: bool) -> None:
+        """``x.shuffle(...)``: method matchers apply to framework objects and objects of unknown
+        type; those with ``receiver-from`` only to objects those modules made."""
+        method = func.attr.value
+        origin: Optional[str] = None
+        for owner, i in self.kb.index["method"].get(method, ()):
+            matcher = self.kb.matcher(owner, i)
+            if matcher.receiver_from:
+                origin = origin or self.origin_of(func.value) or "?"
+                if not any(names.within(origin, module) for module in matcher.receiver_from):
+                    continue
+            elif receiver_is_module:
+                continue
+            if matcher.fetches and not self.fetches(node, matcher.fetches):
+                continue
+            detail = ""
+            if matcher.kwargs:
+                self.pending_defaults = []
+                found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
+                                     self.argument_note if owner.startswith("rule:") else None, self.origin_of)
+                if found is None:
+                    continue
+                detail = found
+            if matcher.order_free and not self.order_read(node, matcher):
+                continue
+            self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
+
+    def fetches(self, call: cst.Call, methods: tuple[str, ...]) -> bool:
+        """Is a positional argument of ``call`` (or an item of a list, tuple or dict there) the
+        result of one of ``methods``, called there or bound to a name before?"""
+        values: list[cst.BaseExpression] = []
+        for arg in call.args:
+            if arg.keyword is None:
+                values.append(arg.value)
+        for value in list(values):
+            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                values.extend(e.value for e in value.elements if isinstance(e, cst.Element))
+            elif isinstance(value, cst.Dict):
+                values.extend(e.value for e in value.elements if isinstance(e, cst.DictElement))
+        for value in values:
+            made = self.result_of.get(dotted(value) or "") if isinstance(value, (cst.Name, cst.Attribute)) else \
+                _last_method(value)
+            if made in methods:
+                return True
+        return False
+
+    def origin_of(self, node: cst.BaseExpression) -> Optional[str]:
+        """What made an expression's value, where that is known: ``pandas.read_csv`` for ``df``
+        after ``df = pd.read_csv(...)``, and for ``df.dropna()``, ``df["a"]``, ``df.a``;
+        ``pathlib.Path`` for ``Path(d) / "x"``. Methods, attributes, subscripts and operators are
+        taken to give an object of the same library."""
+        while True:
+            name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+            if name:
+                known = self.origins.get(name) or self.qualify(name)
+                if known:
+                    return known
+            if isinstance(node, cst.Attribute):
+                node = node.value
+            elif isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Subscript):
+                node = node.value
+            elif isinstance(node, cst.BinaryOperation):
+                node = node.left
+            else:
+                return None
+
+    def order_read(self, call: cst.Call, matcher: Any) -> bool:
+        """Is the order of ``call``'s result read (not only sorted, counted, tested or shown)?"""
+        if self.display_calls:
+            return False
+
+        def loses_order(outer: cst.Call) -> bool:
+            written = dotted(outer.func)
+            qual = self.qualify(written)
+            if qual is None and written in BUILTIN_NAMES and written not in self.facts.functions:
+                qual = f"builtins.{written}"
+            if qual and any(c in matcher.order_free for c in names.candidates(qual)):
+                return True
+            return self.is_display(qual, written, outer)
+
+        return ordering.order_matters(call, self.suites, self.pos, loses_order)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted(node.func)
+        qual = self.qualify(name)
+        start = len(self.facts.hits)
+        # layer(x) calls an object built earlier: its constructor was matched there
+        if qual and not (name in self.instances and name not in self.aliases):
+            if qual in ENV_CALLS or qual == "os.environ.update":
+                self.env_call(qual, node)
+            first = len(self.facts.hits)
+            self.match_names("call", qual, node, call=node, written=name)
+            self.note_input_stage(node, first)
+            self.define_option(qual, node)
+        if isinstance(node.func, cst.Attribute):
+            receiver = dotted(node.func.value)
+            receiver_is_module = receiver is not None and receiver.split(".")[0] in self.aliases and \
+                receiver not in self.instances
+            kind = self.type_of(node.func.value)
+            if kind is not None and not self.is_framework_name(kind):
+                receiver_is_module = True  # clf.fit(...) on a scikit-learn object, Pool().map(...)
+            self.match_methods(node, node.func, name, receiver_is_module)
+        self.note_gradient_target(node, qual, start)
+        self.note_tape_step(qual, node, start)
+        # the call graph: which project functions may run here (calls into frameworks, the
+        # standard library and builtins cannot, and are most calls: they are not kept)
+        line, col = self.pos(node)[:2]
+        self.branches.note_call(name, qual, node)
+        inference = bool(self.inference_branches) or training_branches.training_false(node)
+        no_grad = inference or bool(self.stop_calls)
+        # outside any tape block, lambda or nested def: it runs when its function does
+        untaped = not self.tapes and not self.lambdas and (self.top_function is None or self.depth == self.top_depth)
+        if name and not self.external(qual, name):
+            self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
+        elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
+            table = dotted(node.func.value)
+            if table and self.project_ref(table):
+                self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope,
+                                                 no_grad, inference, untaped))
+        if self._in_group(STOPS, qual, node):
+            self.stop_calls.append(node)
+        for base in self.super_targets(node):  # super().__init__() runs a project base class's code
+            self.facts.calls.append(CallSite(base, line, col, self.current_scope))
+        if self.runs_its_arguments(qual, node):
+            receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+            for arg in node.args:
+                if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    ref = dotted(arg.value)
+                    if ref and ref not in self.holders:
+                        self.facts.calls.append(CallSite(self.function_ref(ref), line, col, self.current_scope))
+            for value in receiver + [arg.value for arg in node.args]:
+                self.run_held(dotted(value), line, col)
+            default = self.default_function(qual)
+            if default and not any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Lambda))
+                                   and dotted(a.value) != "None" for a in node.args):
+                self.facts.calls.append(CallSite(default, line, col, self.current_scope))
+        if id(node) not in self.named_holders:  # Estimator(model_fn=f).train(...), return Estimator(...)
+            end_line, end_col = self.pos(node)[2:]
+            for ref in self.held_functions(node):
+                self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
+        if self.is_display(qual, name, node):
+            self.display_calls.append(node)
+
+    def note_gradient_target(self, node: cst.Call, qual: Optional[str], start: int) -> None:
+        """``opt.minimize(loss)``, ``tape.gradient(loss, ...)``: what the block differentiates."""
+        if self._in_group(LOSS_COLLECTIONS, qual, node):
+            self.paths.opaque(self.current_scope)
+            self.file_flags.add("other gradients")  # a loss taken from a collection, not a tape
+        if any(h.owner == GRADIENT_TARGETS for h in self.facts.hits[start:]):
+            loss = argument(node, "loss", 0)
+            for keyword in ("target", "ys"):
+                loss = loss if loss is not None else argument(node, keyword, 0)
+            if loss is None:
+                self.paths.opaque(self.current_scope)  # a loss this walk cannot see
+            else:
+                self.paths.root(self.current_scope, loss, self.limited_to(node))
+
+    def limited_to(self, node: cst.Call) -> Optional[list[str]]:
+        """``minimize(loss, var_list=[A, b])``: the variables a gradient target is limited to,
+        when each is a name this block bound only to a new variable; None for any other list."""
+        method = dotted(node.func)
+        pos = {"minimize": 2, "compute_gradients": 1}.get((method or "").rsplit(".", 1)[-1])
+        listed = argument(node, "var_list", pos)
+        if not isinstance(listed, (cst.List, cst.Tuple)) or not listed.elements:
+            return None
+        made: dict[str, list[bool]] = {}
+        for targets, value, _, _ in self.paths.block(self.current_scope).bindings:
+            for name in targets:
+                qual = self.qualify(dotted(value.func)) if isinstance(value, cst.Call) else None
+                made.setdefault(name, []).append(bool(qual) and qual.rsplit(".", 1)[-1] in ("Variable", "get_variable"))
+        names = [e.value.value for e in listed.elements if isinstance(e.value, cst.Name)]
+        if len(names) != len(listed.elements) or not all(made.get(n) and all(made[n]) for n in names):
+            return None
+        return names
+
+    def default_function(self, qual: Optional[str]) -> Optional[str]:
+        for candidate in names.candidates(qual) if qual else ():
+            for owner, i in self.kb.index["call"].get(candidate, ()):
+                if self.kb.matcher(owner, i).runs_by_default:
+                    return self.kb.matcher(owner, i).runs_by_default
+        return None
+
+    def held_functions(self, node: cst.Call) -> list[str]:
+        """The functions a function-holders constructor is given (``model_fn=model_fn``)."""
+        qual = self.qualify(dotted(node.func))
+        out: list[str] = []
+        for candidate in names.candidates(qual) if qual else ():
+            for owner, i in self.kb.index["call"].get(candidate, ()):
+                for arg_name, pos in self.kb.matcher(owner, i).holds.items():
+                    fn = argument(node, arg_name, pos)
+                    ref = dotted(fn) if fn is not None else None
+                    if ref:
+                        out.append(self.function_ref(ref))
+        return out
+
+    def function_ref(self, ref: str) -> str:
+        """What runs when the function named ``ref`` runs: ``model_fn = model_fn_builder(cfg)``
+        hands over a closure defined in model_fn_builder, whose scope holds its code."""
+        return self.made_by.get(ref) or self.qualify(ref) or ref
+
+    def run_held(self, name: Optional[str], line: int, col: int) -> None:
+        """A runner runs an object that keeps functions: they run here."""
+        if name in self.holders:
+            self.unrun_holders.pop(name, None)
+            for ref in self.holders[name]:
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # holders no runner was seen to run (returned, stored on self): their functions run where
+        # the object was made, after its arguments (a RunConfig seed among them)
+        for name, (line, col, scope) in self.unrun_holders.items():
+            for ref in self.holders[name]:
+                self.facts.calls.append(CallSite(ref, line, col, scope))
+        unreached = self.flow.unconfirmed()
+        if unreached:
+            self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
+        self.drop_dead_branches()
+        self.record_exports()
+        if self.plain_functions:  # named once: in its def (strings count as names, comments do not)
+            words = Counter(WORD_RE.findall(self.source))
+            words.subtract(WORD_RE.findall(" ".join(self.comments)))
+            self.facts.unreferenced = [name for name in self.plain_functions if words[name] == 1]
+        self.facts.off_gradient = self.paths.off_gradient(
+            h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop"
+        ) + self.facts.off_gradient
+        self.judge_sinks([None, MAIN_GUARD], original_node.body, module=True)
+        self.facts.builders = sorted(self.builders)
+        # a parameter this file passes by keyword somewhere may be set: its hits stay
+        self.facts.safe_defaults = [d for d in self.facts.safe_defaults if d[2] not in self.keywords]
+        self.facts.gradient_style = sorted(self.file_flags)
+
+    def record_exports(self) -> None:
+        """What importing modules take from this one: its aliases and framework classes."""
+        for name in self.aliases:
+            qual = self.qualify(name)
+            if qual and not qual.startswith("."):
+                self.facts.exports[name] = qual
+        for name in self.facts.classes:
+            if self.local_classes.get(name):
+                self.facts.exports[name] = LOCAL_FRAMEWORK
+        # a Capitalised function, or a name bound to what a call made (``Unet = wrap(_Unet)``):
+        # calling it is no constructor of a class of that name
+        for name in [*self.facts.functions, *(self.call_bound - set(self.facts.classes))]:
+            if "." not in name and names.factory_name(name) and name not in self.facts.exports:
+                self.facts.exports[name] = LOCAL_FUNCTION
+
+    def drop_dead_branches(self) -> None:
+        """Forget what sits in branches no call of their function takes (``if is_training:`` in a
+        function every caller passes ``is_training=False``)."""
+        if not self.branches.guards:
+            return
+        # a module that runs as a script (a main guard, project calls at module level) is not
+        # what other modules import; elsewhere only private functions are sure to have no other callers
+        script = self.facts.main_guard is not None or any(c.scope is None for c in self.facts.calls)
+        dead = self.branches.dead_lines(
+            self.source, lambda node: literal(node, self.qualify, self.constants),
+            lambda name: not script and not name.startswith("_"))
+        if dead:
+            def alive(line: int) -> bool:
+                return not any(first <= line <= last for first, last in dead)
+
+            self.facts.hits = [h for h in self.facts.hits if alive(h.line)]
+            self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self.display_calls and self.display_calls[-1] is original_node:
+            self.display_calls.pop()
+        if self.stop_calls and self.stop_calls[-1] is original_node:
+            self.stop_calls.pop()
+
+    def is_display(self, qual: Optional[str], name: Optional[str], node: cst.Call) -> bool:
+        """print(...), plt.plot(...), ax.hist(...): what is drawn for them is only shown."""
+        if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
+            qual = f"builtins.{name}"
+        return self._in_group(DISPLAYS, qual, node)
+
+    def super_targets(self, node: cst.Call) -> list[str]:
+        func = node.func
+        if not (self.bases and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
+                and isinstance(func.value.func, cst.Name) and func.value.func.value == "super"):
+            return []
+        out = []
+        for base in self.bases[-1]:
+            qual = self.qualify(base)
+            if not self.external(qual, base):
+                out.append(f"{qual or base}.{func.attr.value}")
+        return out
+
+    def external(self, qual: Optional[str], name: str) -> bool:
+        if qual is None:
+            return "." not in name and name in BUILTIN_NAMES and name not in self.facts.functions
+        top = qual.split(".")[0]
+        return top in EXTERNAL_MODULES or top in self.framework_tops
+
+    def runs_its_arguments(self, qual: Optional[str], node: cst.Call) -> bool:
+        """app.run(main), Thread(target=f), ds.map(f): calls that run a function they are given."""
+        return self._in_group(RUNNERS, qual, node)
+
+    def _in_group(self, group: str, qual: Optional[str], node: cst.Call) -> bool:
+        if qual and any(owner == group for c in names.candidates(qual)
+                        for owner, _ in self.kb.index["call"].get(c, ())):
+            return True
+        if isinstance(node.func, cst.Attribute):
+            return any(owner == group for owner, _ in self.kb.index["method"].get(node.func.attr.value, ()))
+        return False
+
+    def env_call(self, qual: str, node: cst.Call) -> None:
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if qual in ENV_CALLS:
+            if args:
+                self.env_set(self.value(args[0].value), args[1].value if len(args) > 1 else None, node,
+                             qual.rsplit(".", 1)[-1])
+            return
+        # os.environ.update({...}) / update(NAME=...) / update(mapping_constant)
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.env_set(arg.keyword.value, arg.value, node, "update")
+            elif not arg.star or arg.star == "**":
+                mapping = self.value(arg.value)
+                if isinstance(mapping, dict):
+                    for key, value in mapping.items():
+                        self.env_value(key, value, node, "update")
+
+    def visit_While(self, node: cst.While) -> None:
+        self.facts.loops.append(self.pos(node)[::2])
+
+    def visit_For(self, node: cst.For) -> None:
+        self.facts.loops.append(self.pos(node)[::2])
+        self.paths.bind(self.current_scope, _bound_names(node.target), node.iter, None)
+        it = node.iter
+        self.iterates(it)
+        # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items":
+            mapping = self.value(it.func.value)
+            if isinstance(mapping, dict) and _loop_sets_environ(node, self.qualify):
+                for key, value in mapping.items():
+                    self.env_value(key, value, node, "assign")
+
+
+    def iterates(self, it: cst.BaseExpression) -> None:
+        """``for batch in trainset:`` over an object of a project class runs its ``__iter__`` and
+        ``__next__`` (a data loader that shuffles or augments there)."""
+        call = isinstance(it, cst.Call)
+        name = dotted(it.func) if isinstance(it, cst.Call) else dotted(it)
+        if not name:
+            return
+        kind = (name if name in self.local_classes else None) if call else self.local_instances.get(name)
+        if kind is None:
+            kind = self.qualify(name) if call else self.instances.get(name)
+            if not kind or kind.startswith("<") or self.external(kind, kind) or self.is_framework_name(kind):
+                return
+        line, col = self.pos(it)[:2]
+        for method in ("__iter__", "__next__"):
+            self.facts.calls.append(CallSite(f"{kind}.{method}", line, col, self.current_scope))
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (``a``, ``a, b``, ``[a, (b, c)]``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    return []
+
+
+def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Subscript(self, sub: cst.Subscript) -> None:
+            nonlocal found
+            if resolve(dotted(sub.value)) == "os.environ":
+                found = True
+
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            if resolve(dotted(call.func)) in ENV_CALLS | {"os.environ.update"}:
+                found = True
+
+    node.body.visit(Finder())
+    return found
+
+
+def _mentions_version(test: cst.BaseExpression) -> bool:
+    """`if tf.__version__ >= ...`, `if version.at_least("2.8")`, `if TF_VERSION < (2, 8)`: code
+    written for one version range, which the version rules must not judge against another."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            nonlocal found
+            if "version" in name.value.lower() or name.value.lower().endswith("vers"):
+                found = True
+
+    test.visit(Finder())
+    return found
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    has_name = any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides)
+    has_main = any(isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__" for s in sides)
+    return has_name and has_main and isinstance(test.comparisons[0].operator, cst.Equal)
+
+
+def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
+    """Python's own wording and position where it has one (users know those), else libcst's."""
+    try:
+        quiet_compile(source, path)
+    except SyntaxError as err:
+        return f"syntax error: {err.msg}", err.lineno or 1, max((err.offset or 1) - 1, 0)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
+
+
+def _last_method(node: cst.BaseExpression) -> Optional[str]:
+    """``minimize`` for ``opt.minimize(loss)`` and ``tf.train.AdamOptimizer(1e-3).minimize(loss)``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return None
+
+
+def collect(kb: KnowledgeBase, path: str, source: str, links: Optional[dict[str, str]] = None) -> FileFacts:
+    """Parse ``source`` once and return its facts (or the parse error, as DET001 material).
+    ``links`` says what names taken from project modules are (see ``Collector``)."""
+    facts = FileFacts(path=path)
+    facts.noqa, facts.file_noqa = parse_noqa(source)
+    try:
+        module = stand_ins.parse_module(source)  # libcst, lenient where only libcst objects
+    except cst.ParserSyntaxError as exc:
+        facts.error, facts.error_line, facts.error_col = _syntax_error(source, path, exc)
+        return facts
+    except Exception as exc:  # libcst raises a few other types on odd input
+        facts.error = f"cannot parse: {exc}"
+        return facts
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts, source, links))
+    return facts

@@ -1,0 +1,674 @@
+"""A lint run: read each file once, collect its facts, build programs, evaluate, filter."""
+from __future__ import annotations
+
+import fnmatch
+import os
+import weakref
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+from detlint.lint.flow import gradients
+from detlint.knowledge import kb as kb_module
+from detlint.lint.checks import Evaluator
+from detlint.lint.cache import FactsCache
+from detlint.settings.config import Settings, not_training
+from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
+from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
+from detlint.knowledge.kb import KnowledgeBase
+from detlint.lint.programs.links import OutlineExports, links_for
+from detlint.lint.names import EXTERNAL_MODULES
+from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
+from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
+from detlint.lint.programs.program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder
+from detlint.lint.programs.reach import ImportIndex
+from detlint.lint.files.sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source, too_large
+
+__all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
+
+
+_REAL: dict[str, Path] = {}  # realpath walks every component with lstat: asked thousands of times a run
+
+
+def real(path: Path) -> Path:
+    """Absolute path with symlinks resolved; unlike Path.resolve it never raises on a loop.
+    Answers are kept until the next ``Linter`` is made (links do not change during a run)."""
+    key = os.fspath(path)
+    found = _REAL.get(key)
+    if found is None:
+        found = _REAL[key] = Path(os.path.realpath(key))
+    return found
+
+
+def refused_by_python(text: str, path: Path) -> Optional[FileFacts]:
+    """Python's own compiler looks first (it is quick): nesting it refuses is reported as it says,
+    and never reaches libcst, which can crash or run for minutes on it. Other syntax errors go
+    on to libcst, which may know a grammar newer than this interpreter's."""
+    try:
+        with python_recursion():
+            quiet_compile(text, str(path))
+    except SyntaxError as exc:
+        if (exc.msg or "").startswith("too many"):
+            return FileFacts(path=str(path), error=f"syntax error: {exc.msg}", error_line=exc.lineno or 1,
+                             error_col=max((exc.offset or 1) - 1, 0))
+    except (RecursionError, MemoryError):
+        return FileFacts(path=str(path), error="too deeply nested: Python itself cannot compile it "
+                                               "(maximum recursion depth exceeded)")
+    except ValueError:
+        pass  # NUL bytes and the like: the parser reports them
+    return None
+
+
+def collect_text(kb: KnowledgeBase, path: Path, text: str, max_bytes: int = 0,
+                 links: Optional[dict[str, str]] = None) -> FileFacts:
+    if max_bytes and len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        return FileFacts(path=str(path), error=too_large(len(text.encode("utf-8", "surrogatepass")), max_bytes))
+    refused = refused_by_python(text, path)
+    if refused is not None:
+        return refused
+    from detlint.lint.collect import collect  # libcst is imported only when a file really has to be parsed
+
+    try:  # callers run this on a deep stack (run_deep), where libcst's recursion fits
+        return collect(kb, str(path), text, links)
+    except RecursionError:
+        return FileFacts(path=str(path), error="too deeply nested to parse")
+
+
+def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, max_bytes: int = 0,
+                   links: Optional[dict[str, str]] = None) -> tuple[FileFacts, Optional[Notebook]]:
+    """Read and collect one file (what a worker process does). For a notebook the size limit
+    applies to its code, its JSON may be larger."""
+    notebook_file = path.suffix == ".ipynb"
+    source = read_source(path, data, max_bytes * NOTEBOOK_SIZE_FACTOR if notebook_file else max_bytes)
+    notebook = None
+    if source.text is not None and notebook_file:
+        try:
+            with python_recursion():  # each cell is compiled, as refused_by_python does for files
+                notebook = Notebook.parse(source.text)
+        except NotebookError as exc:
+            return FileFacts(path=str(path), error=str(exc)), None
+        source = SourceFile(path, text=notebook.source)
+    if source.error is not None or source.text is None:
+        return FileFacts(path=str(path), error=source.error or "cannot read file"), None
+    return collect_text(kb, path, source.text, max_bytes, links), notebook
+
+
+def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:
+    """ruff/flake8 selection: the longest matching prefix decides; ignore wins a tie. Opt-in
+    rules need a selection the user made (``--select DET``, ``extend-select = ["DET208"]``),
+    as flake8 treats its default-ignored codes."""
+    chosen = settings.select + settings.extend_select if default_enabled or settings.select_explicit \
+        else settings.extend_select
+    best_select = max((len(p) for p in chosen if p == "ALL" or code.startswith(p)), default=-1)
+    best_ignore = max((len(p) for p in settings.ignore if p == "ALL" or code.startswith(p)), default=-1)
+    return best_select >= 0 and best_ignore < best_select
+
+
+@dataclass
+class Result:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+    internal_errors: list[str] = field(default_factory=list)
+
+
+class Linter:
+    """Lints files for one configuration. ``standalone=False`` leaves selection and ``# noqa``
+    to the host (flake8 owns both, and flake8-noqa relies on seeing every report)."""
+
+    def __init__(self, settings: Settings, kb: Optional[KnowledgeBase] = None, standalone: bool = True) -> None:
+        self.settings = settings
+        self.standalone = standalone
+        self.kb = kb or kb_module.load()
+        self.evaluator = Evaluator(self.kb, settings)
+        self.evaluator.not_training_path = self.not_training
+        self._facts: dict[Path, Optional[FileFacts]] = {}
+        self.notebooks: dict[Path, Notebook] = {}
+        self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
+        self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
+        self._gradient_free: dict[frozenset[Path], dict[str, set[str]]] = {}  # by the files judged
+        self._not_training: dict[Path, bool] = {}  # not_training's answers
+        self._import_index: Optional[ImportIndex] = None
+        self._entries: dict[Path, bool] = {}  # is_entry's answers
+        self._importing: dict[Path, list[Path]] = {}  # entries_importing's answers
+        _REAL.clear()
+        self._unlinked: dict[Path, Optional[bytes]] = {}  # first-walk facts, their bytes if read
+        self.cache: Optional[FactsCache] = None
+        self._overrides: dict[Path, str] = {}
+        self._named: set[Path] = set()  # files asked for (not just reached by following imports)
+        # parsing happens in worker processes, except under flake8, which runs its own
+        self._pool: Optional[ParserPool] = None
+        self.isolate = standalone
+        roots = [settings.project_root / s for s in settings.src]
+        self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]),
+                                      self.outline_of)
+        self.builder.provider_tokens = provider_tokens(self.kb)
+        self._outlines: dict[Path, Optional[Outline]] = {}
+        self._tokens: Optional[frozenset[str]] = None
+        self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
+        # groups whose calls are reported where they are, in whichever file (each-site checks)
+        self.site_owners = {f"group:{check['uses']}" for rule in self.kb.rules.values()
+                            for check in rule.program if check.get("each-site")}
+
+    # ---- facts ---------------------------------------------------------------------------------
+    def set_source(self, path: Path, text: str) -> None:
+        """Lint ``text`` as the content of ``path`` (stdin, flake8's lines, notebooks)."""
+        self._overrides[real(path)] = text
+        self._facts.pop(real(path), None)
+        self._entry_programs.clear()  # built from the text before
+        self._entries.clear()
+        self._importing.clear()
+        self._programs.clear()
+        self._gradient_free.clear()
+
+    def set_error(self, path: Path, facts: FileFacts) -> None:
+        self._facts[real(path)] = facts
+
+    def facts_of(self, path: Path) -> Optional[FileFacts]:
+        key = real(path)
+        if key not in self._facts:
+            self._facts[key] = self._collect(key)
+        return self._facts[key]
+
+    def outline_of(self, path: Path) -> Optional[Outline]:
+        """A cheap outline of a module the program imports (None: parse it in full)."""
+        key = real(path)
+        if key in self._facts or key.suffix != ".py" or self._outside(key):
+            return None  # already parsed (the facts say more), a notebook, or not to be read
+        if key not in self._outlines:
+            self._outlines[key] = self._make_outline(key)
+        return self._outlines[key]
+
+    def _make_outline(self, path: Path) -> Optional[Outline]:
+        if path in self._overrides:
+            text: Optional[str] = self._overrides[path]
+            data, cache_key = None, None
+        else:
+            data, _ = read_bytes(path, self.max_bytes)
+            if data is None:
+                return None
+            cache_key = self.cache.key(path, data) if self.cache is not None else None
+            if cache_key is not None:
+                cached = self.cache.get_outline(cache_key)
+                if cached is not None:
+                    return cached
+            text = read_source(path, data).text
+        if text is None:
+            return None
+        if self._tokens is None:
+            self._tokens = kb_tokens(self.kb)
+        sketch = outline(text, self._tokens, EXTERNAL_MODULES | self.builder_framework_tops)
+        if cache_key is not None and self.cache is not None:
+            self.cache.put_outline(cache_key, sketch)
+        return sketch
+
+    @property
+    def builder_framework_tops(self) -> frozenset[str]:
+        frameworks = self.kb.groups.get("frameworks")
+        return frozenset(m.split(".")[0] for m in frameworks.imports) if frameworks else frozenset()
+
+    @property
+    def max_bytes(self) -> int:
+        return self.settings.max_file_size * 1024
+
+    def _outside(self, path: Path) -> bool:
+        """Reached through a symlink that leaves the project (an import's module; files named
+        on the command line are read wherever they are)."""
+        root = real(self.settings.project_root)
+        return path not in self._named and path not in self._overrides and root not in path.parents
+
+    def _collect(self, path: Path) -> FileFacts:
+        if self._outside(path):
+            return FileFacts(path=str(path), error="outside the project (reached through a symlink); not read")
+        self.prefetch([path], 1, self.cache)  # project modules a program imports are cached too
+        facts = self._facts.get(path)
+        assert facts is not None
+        return facts
+
+    def _parse(self, tasks: list[Task], jobs: int) -> list[tuple[FileFacts, Optional[Notebook]]]:
+        if not self.isolate:
+            return run_deep(work_here, self.kb, tasks)
+        if self._pool is None:
+            self._pool = ParserPool(self.kb, self.settings.file_timeout)
+            weakref.finalize(self, self._pool.close)
+        return self._pool.run(tasks, jobs)
+
+    def close(self) -> None:
+        """Stop the parser workers (a later parse starts new ones)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def prefetch(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> None:
+        """Collect the facts of many files up front: from the cache, else in ``jobs`` processes."""
+        todo: list[tuple[Path, Optional[str], Task]] = []
+        fresh: list[Path] = []
+        for path in files:
+            key = real(path)
+            if key in self._facts:
+                continue
+            fresh.append(key)
+            if key in self._overrides:
+                todo.append((key, None, Task(str(key), text=self._overrides[key], max_bytes=self.max_bytes)))
+                continue
+            problem = file_problem(Path(path), self.max_bytes)  # the path as given: a dangling link says so
+            if problem is not None:
+                self._facts[key] = FileFacts(path=str(key), error=problem)
+                continue
+            data, cache_key = None, None
+            if cache is not None:
+                data, _ = read_bytes(key, self.max_bytes * NOTEBOOK_SIZE_FACTOR)
+                self._unlinked[key] = data
+                if data is not None:
+                    cache_key = cache.key(key, data)
+                    if self._from_cache(key, data, cache.get(cache_key, self._fits_kb)):
+                        continue
+            todo.append((key, cache_key, Task(str(key), data=data, max_bytes=self.max_bytes)))
+        if todo:
+            results = self._parse([task for _, _, task in todo], jobs if len(todo) >= 2 * jobs else 1)
+            for (path, cache_key), (facts, notebook) in zip([(p, k) for p, k, _ in todo], results):
+                self._facts[path] = facts
+                if notebook is not None:
+                    self.notebooks[path] = notebook
+                if cache is not None and cache_key is not None:
+                    cache.put(cache_key, facts)
+        for key in fresh:
+            self._unlinked.setdefault(key, None)
+        for key in fresh:
+            self._link(key, cache)
+
+    def _link(self, path: Path, cache: Optional[FactsCache]) -> None:
+        """Walk a file again if it takes names from project modules (a star import, a framework
+        re-exported by a shim, a keras.Model subclass), now knowing what those names are. The
+        modules it takes them from are linked first, so shims of shims resolve too."""
+        if path not in self._unlinked:
+            return
+        data = self._unlinked.pop(path)
+        facts = self._facts.get(path)
+        if facts is None or facts.error is not None or not (facts.star_imports or facts.imports):
+            return
+
+        def exporter(module: Path) -> Optional[FileFacts]:
+            found = self.facts_of(module)
+            self._link(real(module), cache)
+            return self._facts.get(real(module), found)
+
+        frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
+        guess = OutlineExports(self._known_exports, self.outline_of, self.builder.resolver, frameworks)
+        links = links_for(path, facts, self.builder.resolver, exporter, frameworks, guess.export_of, guess.factories)
+        if not links:
+            return
+        cache_key = cache.key(path, data, links) if cache is not None and data is not None else None
+        if cache_key is not None and self._from_cache(path, data or b"", cache.get(cache_key, self._fits_kb)):
+            return
+        task = Task(str(path), text=self._overrides.get(path), data=data, max_bytes=self.max_bytes, links=links)
+        ((linked, notebook),) = self._parse([task], 1)
+        self._facts[path] = linked
+        if notebook is not None:
+            self.notebooks[path] = notebook
+        if cache is not None and cache_key is not None:
+            cache.put(cache_key, linked)
+
+    def _known_exports(self, module: Path) -> Optional[dict[str, str]]:
+        """A parsed and linked module's exports (None: not yet, or not fully)."""
+        key = real(module)
+        facts = self._facts.get(key)
+        if facts is None or key in self._unlinked:
+            return None
+        return {} if facts.error else facts.exports
+
+    def _from_cache(self, path: Path, data: bytes, facts: Optional[FileFacts]) -> bool:
+        if facts is None:
+            return False
+        if path.suffix == ".ipynb" and facts.error is None:
+            try:
+                self.notebooks[path] = Notebook.parse(data.decode("utf-8", errors="replace"))
+            except (NotebookError, ValueError, TypeError):
+                return False
+        self._facts[path] = facts
+        return True
+
+    def _fits_kb(self, facts: FileFacts) -> bool:
+        """A cached entry may only name matchers this knowledge base has."""
+        try:
+            return all(0 <= hit.index < len(self.kb.owner_matchers(hit.owner)) for hit in facts.hits)
+        except (KeyError, ValueError):
+            return False
+
+    # ---- entries and programs ----------------------------------------------------------------------
+    def is_entry(self, path: Path, facts: FileFacts) -> bool:
+        key = real(path)
+        if key not in self._entries:
+            self._entries[key] = self._is_entry(path, facts)
+        return self._entries[key]
+
+    def _is_entry(self, path: Path, facts: FileFacts) -> bool:
+        if facts.main_guard is not None or path.suffix == ".ipynb":
+            return True
+        try:
+            rel = real(path).relative_to(self.settings.project_root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        if any(fnmatch.fnmatch(rel, pattern) for pattern in self.settings.entry_points):
+            return True
+        if not any(h.scope is None for h in facts.hits) and not any(c.scope is None for c in facts.calls):
+            return False
+        program = self.builder.build(path, local_only=True)
+        if any(th.hit.owner in self.marker_owners for th in program.trace):
+            return True
+        # a script that trains through project code (`from nn import train; train(cfg)`) is a
+        # program too: follow its module-level calls into project modules
+        resolve = self.builder.resolver.resolve
+        if not any(c.scope is None and "." in c.target and (
+                resolve(path, c.target) or self.builder.imported_methods(path, facts, c.target, self.facts_of))
+                for c in facts.calls):
+            return False
+        program = self.builder.build(path)
+        self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again
+        return any(th.hit.owner in self.marker_owners for th in program.trace)
+
+    def not_training(self, path: Path) -> bool:
+        """Is ``path`` a test, benchmark, demo, ... (the ``not-training`` patterns)? Outside the
+        project only its name is matched. Asked for every module of a program: kept per path."""
+        answer = self._not_training.get(path)
+        if answer is None:
+            try:
+                rel = real(path).relative_to(self.settings.project_root).as_posix()
+            except ValueError:
+                rel = path.name
+            answer = self._not_training[path] = not_training(rel, self.settings.not_training)
+        return answer
+
+    def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:
+        """May the training rules judge this program? Not when its entry is a test, benchmark or
+        demo by path, nor when it only runs inference (predicts, evaluates) and never trains."""
+        if self.not_training(program.entry):
+            return False
+        if trains is None:
+            trains = self.evaluator.trains(program, self.facts_of)
+        return trains
+
+    def display(self, path: Path) -> str:
+        try:
+            return os.path.relpath(path, Path.cwd()) if path.is_absolute() else str(path)
+        except ValueError:
+            return str(path)
+
+    # ---- the run -------------------------------------------------------------------------------------
+    def lint_file(self, path: Path, display: Optional[str] = None, map_cells: bool = True,
+                  program_only: bool = False) -> list[Diagnostic]:
+        """Findings for one file; notebook findings carry their cell and in-cell line unless
+        ``map_cells`` is False (the fixer works on the joined program text). ``program_only``:
+        only the findings of the program it is the entry of (none for a library module)."""
+        self._named.add(real(path))
+        diags = self._lint_file(path, display or str(path), program_only)
+        notebook = self.notebooks.get(real(path))
+        if map_cells and notebook is not None and real(path) not in self._overrides:
+            for diag in diags:
+                magic = notebook.magic_line(diag.line)
+                cell, line = notebook.locate(diag.line)
+                end_cell, end_line = notebook.locate(diag.end_line)
+                diag.cell, diag.line = cell, line
+                diag.end_line = end_line if end_cell == cell else line
+                shift = notebook.dedent.get(cell - 1, 0)
+                diag.col, diag.end_col = (0, 0) if magic else (diag.col + shift, diag.end_col + shift)
+            diags.sort(key=Diagnostic.sort_key)
+        return diags
+
+    def _lint_file(self, path: Path, display: str, program_only: bool = False) -> list[Diagnostic]:
+        facts = self.facts_of(path)
+        assert facts is not None
+        if facts.error is not None and program_only:
+            return []
+        if facts.error is not None:
+            rule = self.kb.rules.get("DET001")
+            diag = Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file",
+                              message=f"file cannot be checked: {facts.error}", path=display,
+                              line=facts.error_line, col=facts.error_col, end_line=facts.error_line,
+                              end_col=facts.error_col)
+            return self._filter([diag], facts, path)
+        try:
+            notebook = self.notebooks.get(real(path))
+            cell_errors = self._cell_errors(notebook, display) if notebook is not None else []
+            entry = self.is_entry(path, facts)
+            built = self._entry_programs.pop(real(path), None)
+            program = (built or self.builder.build(path)) if entry else None
+            # an inference-only program is not asked about backprop; a library module may be trained
+            trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
+            training = not self.not_training(path) and (
+                self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
+            diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training)
+            if program is not None:
+                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
+            if not program_only:  # a script other programs import has their sites too (once each)
+                seen = {(d.code, d.line, d.col) for d in diags}
+                diags += [d for d in self._site_diagnostics(path, facts, display, program)
+                          if (d.code, d.line, d.col) not in seen]
+            diags += [] if program_only else cell_errors
+        except Exception as exc:  # a crash in one rule must be visible, not silent
+            diag = Diagnostic(code="DET000", name="internal-error",
+                              message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",
+                              path=display, line=1, col=0, end_line=1, end_col=0)
+            return [diag]
+        return self._filter(diags, facts, path)
+
+    def _site_diagnostics(self, path: Path, facts: FileFacts, display: str,
+                          own: Optional[Program] = None) -> list[Diagnostic]:
+        """Findings at this module's own call sites that depend on the programs reaching it
+        (an unseeded shuffle in a program that sets no seed): each site once, naming the first
+        program by path and counting the others."""
+        if not any(h.owner in self.site_owners for h in facts.hits) or self.not_training(path):
+            return []
+        found: dict[tuple[str, int, int], list[Program]] = {}
+        first: dict[tuple[str, int, int], Diagnostic] = {}
+        for program in self.programs_reaching(path):
+            if program is own or program.entry == real(path) or not self.program_trains(program):
+                continue
+            name = f"the program {self._relative(program.entry)}"
+            for diag in self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
+                                                           sites_in=real(path), program_name=name):
+                key = (diag.code, diag.line, diag.col)
+                found.setdefault(key, []).append(program)
+                first.setdefault(key, diag)
+        out = []
+        for key, programs in found.items():
+            if len(programs) == 1:
+                out.append(first[key])
+                continue
+            others = len(programs) - 1
+            name = f"the program {self._relative(programs[0].entry)} (and {others} other{'s' if others > 1 else ''})"
+            again = self.evaluator.program_diagnostics(programs[0], display, self.where, self.facts_of,
+                                                       sites_in=real(path), program_name=name)
+            out.extend(d for d in again if (d.code, d.line, d.col) == key)
+        return out
+
+    def library_trained(self, path: Path, facts: FileFacts) -> bool:
+        """May a library module's code run in training? Not when the project's programs that
+        import it are all tests, benchmarks, converters or programs that never train (a model's
+        ``generate_step`` reached only by a conversion script). A module no program imports is
+        the project's API, which its users may train with: it is judged as training code."""
+        if not any(h.owner.startswith(("rule:", "op:")) for h in facts.hits):
+            return True  # no file finding to judge: no need to look for programs
+        module, reached = real(path), False
+        for entry in self.entries_importing(module):
+            if self.not_training(entry):
+                reached = True  # a test or a converter: it imports the module, it does not train
+                continue
+            program = self._program_for(entry)
+            if module in program.modules:
+                if self.program_trains(program):
+                    return True
+                reached = True
+        return not reached
+
+    def _file_diagnostics(self, path: Path, facts: FileFacts, display: str, program: Optional[Program],
+                          trains: Optional[bool], training: bool) -> list[Diagnostic]:
+        """The file rules' findings. A script whose own program does not train (a model module's
+        ``__main__`` demo) still has what the programs importing it run judged as training code;
+        in a library module, what only programs that never train run (a demo's drawing helper) is
+        not; the ops of functions the training programs never differentiate do not count
+        (gradients.py)."""
+        if facts.safe_defaults:  # what a parameter no file passes would make a problem never happens
+            here = real(path)
+            unset = {(line, col, f"when {word} is ") for line, col, word in facts.safe_defaults
+                     if all(p == here for p in self.import_index.naming_word(word))}
+            facts = replace(facts, hits=[h for h in facts.hits if not any(
+                (h.line, h.col) == (line, col) and note in h.detail for line, col, note in unset)])
+        if self.not_training(path) or not any(h.owner.startswith(("op:", "rule:")) for h in facts.hits):
+            return self.evaluator.file_diagnostics(display, facts, trains, training, program)
+        own = program is not None and training
+        reaching = [] if own else [p for p in self.programs_reaching(path) if p.entry != real(path)]
+        others = [p for p in reaching if self.program_trains(p)]
+        here, diags = real(path), []
+        if program is None and training:
+            trained = {id(th.hit) for p in others for th in p.trace if th.path == here}
+            shown = {id(th.hit) for p in reaching if not any(p is o for o in others)
+                     for th in p.trace if th.path == here}
+            if shown - trained:  # judged as training code without them, as other code with them
+                diags = self.evaluator.file_diagnostics(display, facts, trains, False, program)
+                facts = replace(facts, hits=[h for h in facts.hits if id(h) not in shown - trained])
+        runners = [program] if own else others
+        no_grad = self.gradient_free(path, facts, runners) if training else frozenset()
+        # a script's functions it never names never run (a loss kept from an earlier version);
+        # the project's imports are read only when such a function holds an op
+        dead = set(facts.unreferenced) & {h.scope for h in facts.hits if h.owner.startswith("op:")}
+        if program is not None and dead and not self.imported(path):  # none of their ops runs, forward or back
+            facts = replace(facts, hits=[h for h in facts.hits if not (h.scope in dead and h.owner.startswith("op:"))])
+        extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
+        if program is not None and not training and others:
+            # only what those programs run: not the script's own demo under its main guard, nor
+            # the functions they never call
+            reached = {id(th.hit) for p in others for th in p.trace if th.path == here}
+            ran = replace(facts, hits=[h for h in facts.hits if id(h) in reached])
+            extra += self.evaluator.file_diagnostics(display, ran, True, True, program,
+                                                     self.gradient_free(path, facts, others))
+        seen: set[tuple[str, int, int]] = set()
+        out = []
+        for diag in diags + extra:
+            if (diag.code, diag.line, diag.col) not in seen:
+                seen.add((diag.code, diag.line, diag.col))
+                out.append(diag)
+        return out
+
+    @property
+    def import_index(self) -> ImportIndex:
+        """The import statements of the project's files, read once per run."""
+        if self._import_index is None:
+            self._import_index = ImportIndex(real(self.settings.project_root))
+        return self._import_index
+
+    def imported(self, path: Path) -> bool:
+        """Does another file of the project name this module in an import?"""
+        return bool(self.import_index.importers(real(path), 1))
+
+    def gradient_free(self, path: Path, facts: FileFacts, programs: list[Program]) -> frozenset[str]:
+        """This file's functions that never get a gradient (gradients.py), judged over the call
+        sites in the modules of the training programs that run it, tests and demos left out."""
+        files = {real(path): facts}
+        for prog in programs:
+            for module in prog.modules:
+                other = self.facts_of(module) if module not in files and not self.not_training(module) else None
+                if other is not None and other.error is None:
+                    files[module] = other
+        key = frozenset(files)
+        if key not in self._gradient_free:
+            self._gradient_free[key] = gradients.gradient_free(files.values())
+        return frozenset(self._gradient_free[key].get(facts.path, ()))
+
+    def entries_importing(self, module: Path) -> list[Path]:
+        """Program entries of the project that may import ``module`` (by the text of their
+        imports, up to the depth a program follows them), in path order."""
+        module = real(module)
+        if module in self._importing:
+            return self._importing[module]
+        out = []
+        for path in sorted(self.import_index.importers(module, MAX_IMPORT_DEPTH)):
+            facts = self.facts_of(path)
+            if facts is not None and facts.error is None and self.is_entry(path, facts):
+                out.append(path)
+        self._importing[module] = out
+        return out
+
+    def _program_for(self, entry: Path) -> Program:
+        program = self._entry_programs.get(entry) or self._programs.get(entry)
+        if program is None:
+            program = self._programs[entry] = self.builder.build(entry)
+        return program
+
+    def programs_reaching(self, module: Path) -> list[Program]:
+        """The programs of the project that run ``module`` (their entries in path order)."""
+        module = real(module)
+        programs = (self._program_for(entry) for entry in self.entries_importing(module))
+        return [program for program in programs if module in program.modules]
+
+    def _cell_errors(self, notebook: Notebook, display: str) -> list[Diagnostic]:
+        """DET001 for each cell that does not parse; the other cells are still checked."""
+        out = []
+        starts = {cell: i + 1 for i, (cell, n) in enumerate(notebook.line_map) if n == 0}
+        for index, line, reason in notebook.cell_errors:
+            program_line = starts.get(index, 0) + line
+            detail = reason if reason == NOT_TEXT else f"syntax error: {reason}"
+            out.append(Diagnostic(code="DET001", name="unparsable-file", path=display, line=program_line, col=0,
+                                  end_line=program_line, end_col=0,
+                                  message=f"cell cannot be checked: {detail}; the other cells were"))
+        return out
+
+    def where(self, path: Path, line: int) -> str:
+        """``models/net.py:12``, or ``nb.ipynb:cell 4:3`` for a notebook."""
+        notebook = self.notebooks.get(real(path))
+        if notebook is not None and real(path) not in self._overrides:
+            cell, in_cell = notebook.locate(line)
+            return f"{self._relative(path)}:cell {cell}:{in_cell}"
+        return f"{self._relative(path)}:{line}"
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return real(path).relative_to(self.settings.project_root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _filter(self, diags: list[Diagnostic], facts: FileFacts, path: Path) -> list[Diagnostic]:
+        if not self.standalone:
+            return sorted(diags, key=Diagnostic.sort_key)
+        rel = self._relative(path)
+        ignored: set[str] = set()
+        for pattern, codes in self.settings.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern):
+                ignored.update(codes)
+        out = []
+        for diag in diags:
+            rule = self.kb.rules.get(diag.code)
+            if diag.code != "DET000" and not selected(diag.code, self.settings,
+                                                      rule.default_enabled if rule else True):
+                continue
+            if any(diag.code.startswith(c) for c in ignored):
+                continue
+            if is_suppressed(diag, facts):
+                continue
+            out.append(diag)
+        return sorted(out, key=Diagnostic.sort_key)
+
+    def run(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> Result:
+        result = Result(files=len(files))
+        self.cache = cache
+        self._named.update(real(path) for path in files)
+        try:
+            self.prefetch(files, jobs, cache)
+            for path in files:
+                result.diagnostics.extend(self.lint_file(path, self.display(path)))
+        finally:
+            self.close()
+        result.diagnostics.sort(key=Diagnostic.sort_key)
+        return result
+
+
+def is_suppressed(diag: Diagnostic, facts: FileFacts) -> bool:
+    if facts.file_noqa:
+        return True
+    if diag.line not in facts.noqa:
+        return False
+    codes = facts.noqa[diag.line]
+    return codes is None or any(diag.code.startswith(c) for c in codes)
+
+
+def hits_of(facts: FileFacts, owner: str) -> list[Hit]:
+    return [h for h in facts.hits if h.owner == owner]

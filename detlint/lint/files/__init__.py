@@ -1,0 +1,1 @@
+"""Reading what is checked: discovery, source files and notebooks."""

@@ -1,0 +1,102 @@
+"""Which files a run looks at: folders walked, default and configured excludes, .gitignore."""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+from detlint.settings.config import ConfigError, Settings
+
+SOURCE_SUFFIXES = (".py", ".ipynb")
+DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
+                    "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache",
+                    ".ruff_cache", ".detlint_cache", ".ipynb_checkpoints", "__pypackages__")
+
+
+class Excludes:
+    """Exclude patterns, each matching the path from the root, the file's name, a folder on the
+    way or what is inside a matching path; compiled once (a walk asks for every file)."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        stripped = [p.rstrip("/") for p in patterns]
+        self._name = re.compile("|".join(fnmatch.translate(p) for p in stripped) or "(?!)")
+        self._path = re.compile("|".join(fnmatch.translate(p) + "|" + fnmatch.translate(p + "/*")
+                                         for p in stripped) or "(?!)")
+
+    def match(self, path: Path, root: Path) -> bool:
+        try:
+            rel = Path(os.path.realpath(path)).relative_to(root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        return bool(self._path.match(rel) or self._name.match(path.name)
+                    or any(self._name.match(part) for part in Path(rel).parts[:-1]))
+
+
+def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
+    if not files or not (root / ".git").exists():
+        return set()
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+                              input="\0".join(str(f) for f in files).encode(), capture_output=True,
+                              timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {Path(os.path.realpath(p)) for p in proc.stdout.decode(errors="replace").split("\0") if p}
+
+
+def _walkable(candidate: Path, inside: tuple[str, ...]) -> bool:
+    """Whether a file found in a folder is to be checked: a regular file (a FIFO would block the
+    read), not through a symlink that leaves the project (``x.py -> /etc/shadow`` is not read
+    unless named). Dangling symlinks and loops stay in, to be reported as such."""
+    try:
+        info = os.stat(candidate)
+    except OSError:
+        return True
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if not os.path.islink(candidate):
+        return True
+    target = os.path.realpath(candidate)
+    return any(target == folder or target.startswith(folder.rstrip(os.sep) + os.sep) for folder in inside)
+
+
+def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
+    """Files to lint, in a stable order. Missing paths are a usage error (exit 2)."""
+    root = settings.project_root
+    excludes = Excludes(list(DEFAULT_EXCLUDES) + settings.exclude + settings.extend_exclude)
+    found: list[Path] = []
+    walked: list[Path] = []
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise ConfigError(f"{path}: no such file or directory")
+        if path.is_dir():
+            inside = (os.path.realpath(root), os.path.realpath(path))
+            for dirpath, dirnames, filenames in os.walk(path):
+                here = Path(dirpath)
+                dirnames[:] = sorted(d for d in dirnames if not excludes.match(here / d, root))
+                for name in sorted(filenames):
+                    candidate = here / name
+                    if name.endswith(SOURCE_SUFFIXES) and not excludes.match(candidate, root) \
+                            and _walkable(candidate, inside):
+                        walked.append(candidate)
+        elif force_exclude and excludes.match(path, root):
+            continue
+        else:
+            found.append(path)
+    if settings.respect_gitignore:
+        ignored = _git_ignored(root, walked + (found if force_exclude else []))
+        walked = [p for p in walked if Path(os.path.realpath(p)) not in ignored]
+        if force_exclude:
+            found = [p for p in found if Path(os.path.realpath(p)) not in ignored]
+    seen: set[Path] = set()
+    out = []
+    for path in found + walked:
+        key = path.absolute()
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out

@@ -1,0 +1,264 @@
+"""Parsing out of the main process, so that one file cannot take the run down with it.
+
+libcst's native parser can crash the interpreter (a segfault on thousands of nested brackets)
+and takes minutes on some pathological input. Files are parsed in worker processes: a worker
+that dies costs its file a DET001 ("the parser crashed"), one that runs past the time limit is
+killed and its file gets "too slow to check"; the run goes on with a fresh worker.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional, TypeVar
+
+from detlint.lint.ftypes import FileFacts
+
+T = TypeVar("T")
+DEEP_STACK = 512 * 1024 * 1024  # virtual; only the pages a deep parse touches are used
+DEEP_RECURSION = 50_000
+PYTHON_RECURSION = 1000  # the interpreter's default
+STARTUP_LIMIT = 120.0  # seconds a new worker may take to import libcst and say it is ready
+
+
+def run_deep(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a thread with a large stack and recursion limit: libcst's visitors are
+    recursive, and valid Python nested 150 deep overflows the default limit of 1000."""
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # re-raised in the caller's thread
+            error.append(exc)
+
+    try:
+        old_size = threading.stack_size(DEEP_STACK)
+    except (ValueError, RuntimeError):  # a platform that will not give threads a big stack
+        return fn(*args)
+    old_limit = sys.getrecursionlimit()
+    try:
+        thread = threading.Thread(target=target, name="detlint-parse", daemon=True)
+        sys.setrecursionlimit(max(old_limit, DEEP_RECURSION))
+        thread.start()
+    finally:
+        threading.stack_size(old_size)
+    try:
+        thread.join()
+    finally:
+        sys.setrecursionlimit(old_limit)
+    if error:
+        raise error[0]
+    return result[0]
+
+
+@contextmanager
+def python_recursion() -> Iterator[None]:
+    """Python's default recursion limit again, inside ``run_deep``: whether the interpreter itself
+    can compile a file is judged as ``python file.py`` would judge it."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(min(limit, PYTHON_RECURSION))
+    except RecursionError:  # already deeper than that: keep the limit
+        pass
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+@dataclass
+class Task:
+    path: str
+    data: Optional[bytes] = None  # the bytes already read (the cache key was made from them)
+    text: Optional[str] = None  # or a text to check in place of the file (stdin)
+    max_bytes: int = 0
+    links: Optional[dict[str, str]] = None  # names taken from project modules (see links.py)
+
+
+def _work(kb: Any, task: Task) -> tuple[FileFacts, Any]:
+    from detlint.lint.engine import collect_text, facts_for_file
+
+    try:
+        if task.text is not None:
+            return collect_text(kb, Path(task.path), task.text, task.max_bytes, task.links), None
+        return facts_for_file(kb, Path(task.path), task.data, task.max_bytes, task.links)
+    except Exception as exc:  # one file's surprise must not stop the others
+        return FileFacts(path=task.path, error=f"internal error: {type(exc).__name__}: {exc}"), None
+
+
+def work_here(kb: Any, tasks: list[Task]) -> list[tuple[FileFacts, Any]]:
+    """The tasks in this process, unprotected (flake8 runs detlint in processes of its own)."""
+    return [_work(kb, task) for task in tasks]
+
+
+def _serve(conn: Connection, kb: Any) -> None:
+    """A worker: say ready once libcst is imported (not part of the first file's time), then
+    answer one task at a time until told to stop or the parent goes away. All on one deep-stack
+    thread: a thread per file would cost a malloc arena each, and memory with it."""
+    try:
+        import libcst  # noqa: F401
+
+        conn.send("ready")
+        run_deep(_answer, conn, kb)
+    except (EOFError, OSError, KeyboardInterrupt):
+        return
+
+
+def _answer(conn: Connection, kb: Any) -> None:
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        conn.send(_work(kb, task))
+
+
+class _Worker:
+    def __init__(self, context: Any, kb: Any) -> None:
+        self.kb = kb
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, kb), daemon=True, name="detlint-parser")
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.task: Optional[int] = None
+        self.deadline = time.monotonic() + STARTUP_LIMIT
+
+    def waited_for(self) -> bool:
+        """Starting up or working on a task: its deadline counts."""
+        return not self.ready or self.task is not None
+
+    def stop(self, kill: bool = False) -> None:
+        if kill:
+            self.process.kill()
+        elif self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+    def death(self) -> str:
+        self.process.join(5)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            try:
+                return signal.Signals(-code).name
+            except ValueError:
+                return f"signal {-code}"
+        return f"exit code {code}"
+
+
+def _context() -> Any:
+    # fork starts a worker in milliseconds and shares the loaded knowledge base; detlint's own
+    # process has no threads when it forks. Elsewhere (macOS, Windows) spawn is the safe choice.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return multiprocessing.get_context(method)
+
+
+_STARTED_EARLY: list[_Worker] = []
+
+
+def start_early(kb: Any) -> None:
+    """Start one worker before the run knows what it will parse: its import of libcst (a fifth
+    of a second) then runs beside the main process's own start (the era scan of a large
+    project), not before the first file's parse. The first pool for ``kb`` takes it over; an
+    unused one, a daemon, ends with the run."""
+    if _STARTED_EARLY:
+        return
+    try:
+        _STARTED_EARLY.append(_Worker(_context(), kb))
+    except (AssertionError, OSError):
+        return
+    ParserPool.workers_started += 1
+
+
+class ParserPool:
+    """Worker processes that turn tasks into ``(FileFacts, Notebook | None)``; lives until closed."""
+
+    workers_started = 0  # over the whole process: lets tests see whether a run parsed anything
+
+    def __init__(self, kb: Any, timeout: float) -> None:
+        self.kb = kb
+        self.timeout = timeout
+        self.workers: list[_Worker] = [w for w in _STARTED_EARLY if w.kb is kb]
+        _STARTED_EARLY.clear()
+        self.broken = False  # workers cannot start here: parse in this process instead
+
+    def run(self, tasks: list[Task], jobs: int = 1) -> list[tuple[FileFacts, Any]]:
+        results: list[Optional[tuple[FileFacts, Any]]] = [None] * len(tasks)
+        queue = deque(range(len(tasks)))
+        wanted = max(1, min(jobs, len(tasks)))
+        while not self.broken and (queue or any(w.task is not None for w in self.workers)):
+            while queue and len(self.workers) < wanted:
+                try:
+                    self.workers.append(_Worker(_context(), self.kb))
+                except (AssertionError, OSError):  # e.g. inside a daemonic process, or out of processes
+                    self.broken = not self.workers
+                    break
+                ParserPool.workers_started += 1
+            for worker in self.workers:
+                if worker.ready and worker.task is None and queue:
+                    try:
+                        worker.conn.send(tasks[queue[0]])
+                    except OSError:  # it died while idle: _check replaces it
+                        continue
+                    worker.task = queue.popleft()
+                    worker.deadline = time.monotonic() + self.timeout if self.timeout > 0 else float("inf")
+            self._wait()
+            for worker in list(self.workers):
+                self._check(worker, tasks, results)
+        left = [t for r, t in zip(results, tasks) if r is None]  # only when workers cannot start at all
+        here = iter(run_deep(work_here, self.kb, left) if left else [])
+        return [r if r is not None else next(here) for r in results]
+
+    def _wait(self) -> None:
+        handles: list[Any] = [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]
+        if handles:
+            soonest = min((w.deadline for w in self.workers if w.waited_for()), default=float("inf"))
+            wait(handles, timeout=min(max(0.0, soonest - time.monotonic()), 3600.0))
+
+    def _check(self, worker: _Worker, tasks: list[Task], results: list[Any]) -> None:
+        try:
+            message = worker.conn.recv() if worker.conn.poll() else None
+            alive = worker.process.is_alive()
+        except (EOFError, OSError):
+            message, alive = None, False
+        if message is not None:
+            if worker.task is None:
+                worker.ready = True
+            else:
+                results[worker.task] = message
+                worker.task = None
+            return
+        if alive and not (worker.waited_for() and time.monotonic() >= worker.deadline):
+            return
+        self.workers.remove(worker)
+        reason = worker.death() if not alive else None
+        worker.stop(kill=alive)
+        if worker.task is None:
+            self.broken = self.broken or not worker.ready
+            return
+        path = tasks[worker.task].path
+        if reason is None:
+            error = f"too slow to check: gave up after {self.timeout:g} s (the file-timeout setting)"
+        else:
+            error = f"the parser crashed on this file ({reason}); the other files were checked"
+        results[worker.task] = (FileFacts(path=path, error=error), None)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        self.workers = []

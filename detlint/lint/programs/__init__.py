@@ -1,0 +1,1 @@
+"""Which files are programs and which project modules they run: outlines, imports, reach."""

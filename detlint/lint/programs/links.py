@@ -1,0 +1,164 @@
+"""Names a file takes from project modules: what ``from ops import *`` or ``from pkg.backend
+import keras`` really bring in.
+
+A file's facts come from one walk of that file alone, so on its own the walk cannot know that
+``keras`` from a project shim is ``tensorflow.keras``, or that ``Net`` from ``models`` is a
+``keras.Model`` subclass. The exporting modules' facts say so (``FileFacts.exports``); this module
+turns them into a map, keyed by the importing file's own spelling, that a second walk of the
+importing file uses. The map is part of the facts cache key of that walk.
+"""
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, FileFacts
+from detlint.lint.names import factory_name, member, within
+from detlint.lint.programs.outline import Outline
+from detlint.lint.programs.program import ModuleResolver
+
+Exporter = Callable[[Path], Optional[FileFacts]]
+# what a module gives as a name: (known, target); not known: parse the module to learn it
+Guess = tuple[bool, Optional[str]]
+_BUILTINS = frozenset(dir(builtins))
+
+
+class OutlineExports:
+    """What a module gives an importer as a name, told from outlines (text scans) where they
+    can: a re-export is followed to the module it comes from, a class is a framework class if
+    a base is (followed through other modules' outlines). A script that imports three classes
+    from a large package then parses the modules that define them, not the package."""
+
+    def __init__(self, exports_of: Callable[[Path], Optional[dict[str, str]]],
+                 outline_of: Callable[[Path], Optional[Outline]], resolver: ModuleResolver,
+                 frameworks: Sequence[str]) -> None:
+        self.exports_of = exports_of  # a parsed, linked module's exports (None: not parsed)
+        self.outline_of = outline_of
+        self.resolver = resolver
+        self.frameworks = frameworks
+
+    def export_of(self, module: Path, name: str, seen: frozenset[tuple[Path, str]] = frozenset()) -> Guess:
+        exports = self.exports_of(module)
+        if exports is not None:
+            return True, exports.get(name)
+        sketch = self.outline_of(module)
+        if sketch is None or (module, name) in seen or sketch.binding("*"):
+            return False, None
+        how, seen = sketch.binding(name), seen | {(module, name)}
+        if how.startswith("("):  # a class: a framework one if a base is
+            for base in filter(None, how[1:].split(",")):
+                known, target = self._base(module, sketch, base, seen)
+                if not known:
+                    return False, None
+                if target is not None:
+                    return True, LOCAL_FRAMEWORK
+            return True, None
+        if how.startswith("<"):  # imports (several: one per branch of a backend switch)
+            return self._imported(module, how[1:].split("|"), seen)
+        if how == "def":
+            return True, LOCAL_FUNCTION if factory_name(name) else None
+        return how in ("", "~"), None  # a literal: nothing to link; else parse to know
+
+    def _imported(self, module: Path, quals: list[str], seen: frozenset[tuple[Path, str]]) -> Guess:
+        if any(self._framework(qual) for qual in quals):
+            return False, None  # a shim's alias: its walk says exactly what (small, parsed)
+        targets = []
+        for qual in quals:
+            found = self.resolver.resolve(module, qual)
+            if not found or not found[1] or "." in found[1]:
+                targets.append(None if qual.startswith(".") or found else qual)
+                continue
+            known, target = self.export_of(found[0], found[1], seen)
+            if not known:
+                return False, None
+            # what the module's own walk would export: an absolute import's name as it is
+            targets.append(target if target is not None or qual.startswith(".") else qual)
+        return True, LOCAL_FRAMEWORK if LOCAL_FRAMEWORK in targets else targets[-1]
+
+    def _base(self, module: Path, sketch: Outline, base: str, seen: frozenset[tuple[Path, str]]) -> Guess:
+        """Is ``base`` (as ``module`` spells it) a framework class, or a project class that is?"""
+        head, _, rest = base.partition(".")
+        how = sketch.binding(head)
+        if how.startswith("<"):
+            for qual in (q + ("." + rest if rest else "") for q in how[1:].split("|")):
+                if self._framework(qual):
+                    return True, qual
+                found = self.resolver.resolve(module, qual)
+                if not found:
+                    continue  # an installed package's class (abc.ABC, a library's base)
+                if not found[1] or "." in found[1]:
+                    return False, None
+                known, target = self.export_of(found[0], found[1], seen)
+                if target == LOCAL_FUNCTION:
+                    return False, None  # a base that is a function: parse to know
+                if not known or target is not None:
+                    return known, target
+            return True, None
+        if how.startswith("(") and not rest:
+            return self.export_of(module, head, seen)
+        return how == "" and head in _BUILTINS, None  # object, Exception
+
+    def factories(self, module: Path) -> Optional[list[str]]:
+        """The factories ``module`` defines (``names.factory_name``; None: parse it to know)."""
+        exports = self.exports_of(module)
+        if exports is not None:
+            return [name for name, target in exports.items() if target == LOCAL_FUNCTION]
+        sketch = self.outline_of(module)
+        if sketch is None:
+            return None
+        # functions, and names bound by an assignment that is no literal (``Unet = wrap(_Unet)``)
+        return [name for name, how in sketch.bindings if how in ("def", "=") and factory_name(name)]
+
+    def _framework(self, qual: str) -> bool:
+        return any(within(qual, prefix) for prefix in self.frameworks)
+
+
+def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: Exporter,
+              frameworks: Sequence[str] = (), guess: Optional[Callable[[Path, str], Guess]] = None,
+              factories: Optional[Callable[[Path], Optional[list[str]]]] = None) -> dict[str, str]:
+    """``{"ops.tf": "tensorflow", "ops.conv": "ops.conv", "pkg.backend.keras": "tensorflow.keras"}``:
+    the names ``path`` imports from project modules, as it spells them, and what they are. Empty
+    when it imports nothing of the kind (the usual case: no second walk). Names already spelled
+    as a framework's (``frameworks``: the sources of Keras itself) need no link, and a module is
+    only parsed for a name ``guess`` cannot tell from outlines."""
+    links: dict[str, str] = {}
+    for module in facts.star_imports:
+        if any(within(module, prefix) for prefix in frameworks):
+            continue
+        found = resolver.resolve(path, module)
+        exporter = facts_of(found[0]) if found and not found[1] else None
+        if exporter is None or exporter.error:
+            continue
+        for name, target in exporter.exports.items():
+            if not name.startswith("_"):  # what `import *` leaves out
+                links[member(module, name)] = target
+        for name in [*exporter.functions, *exporter.classes]:
+            if "." not in name and not name.startswith("_"):  # its own functions and classes: calls into them are traced
+                links.setdefault(member(module, name), member(module, name))
+        outside = [m for m in exporter.star_imports if not m.startswith(".") and not resolver.resolve(found[0], m)]
+        if outside:  # `from tensorflow.keras.layers import *` in the module, passed on
+            links[member(module, "*")] = " ".join(outside)
+    for qual in facts.imports.values():
+        if any(within(qual, prefix) for prefix in frameworks):
+            continue
+        found = resolver.resolve(path, qual)
+        if found and not found[1]:  # `import nets`: `nets.Unet(1)` calls a factory, not a class
+            named = factories(found[0]) if factories is not None else None
+            if named is None:
+                exporter = facts_of(found[0])
+                named = [n for n, t in (exporter.exports if exporter and not exporter.error else {}).items()
+                         if t == LOCAL_FUNCTION]
+            links.update((member(qual, name), LOCAL_FUNCTION) for name in named)
+            continue
+        if not found or not found[1] or "." in found[1]:
+            continue  # not a project module's name (a module itself, or an installed package)
+        known, target = guess(found[0], found[1]) if guess is not None else (False, None)
+        if not known:
+            exporter = facts_of(found[0])
+            target = exporter.exports.get(found[1]) if exporter is not None and not exporter.error else None
+        # a project function's name needs no link (calls are traced through re-exports anyway):
+        # only framework aliases, framework classes and factories change what the walk sees
+        if target is not None and (target in (LOCAL_FRAMEWORK, LOCAL_FUNCTION) or not resolver.resolve(path, target)):
+            links[qual] = target
+    return links

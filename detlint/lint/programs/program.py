@@ -1,0 +1,322 @@
+"""Programs: an entry file plus the project-local modules it imports, and the order things run in.
+
+Program-level rules ask questions such as "is TensorFlow seeded before the first weight
+initialiser runs?". The answer comes from a trace: the entry file's module-level statements in
+order, stepping into project functions it calls (and functions it passes as arguments, as in
+``app.run(main)``) and into local modules at the line that imports them.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional, Union
+
+from detlint.lint.ftypes import CallSite, FileFacts, Hit
+from detlint.lint.programs.outline import Outline
+
+FactsGetter = Callable[[Path], Optional[FileFacts]]
+OutlineGetter = Callable[[Path], Optional[Outline]]
+MAIN_GUARD = "__main__"  # the scope of code under `if __name__ == "__main__":`
+MAX_IMPORT_DEPTH = 3
+MAX_MODULES = 64
+MAX_OUTLINES = 1024
+MAX_REEXPORTS = 8  # `from .a import f` chains followed to the function (a cycle ends here)
+
+
+@dataclass(frozen=True)
+class TraceHit:
+    hit: Hit
+    path: Path
+    anchor_line: int  # where, in the entry file, execution reached this hit
+    anchor_col: int
+    ordered: bool  # False for code the trace never reached (order unknown)
+    # the call sites, (file, line) from the entry inwards, through which the trace reached it: a
+    # model_fn's ops run inside the estimator.train() call that runs it
+    via: tuple[tuple[Path, int], ...] = ()
+
+
+@dataclass
+class Program:
+    entry: Path
+    modules: list[Path] = field(default_factory=list)  # entry first, then local imports
+    trace: list[TraceHit] = field(default_factory=list)  # reachable hits in execution order
+    all_hits: list[TraceHit] = field(default_factory=list)  # every hit in every module
+
+
+class ModuleResolver:
+    """Maps imported module names to files of the project (never to installed packages)."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = [r.resolve() for r in roots]
+        self._cache: dict[tuple[Path, str], Optional[tuple[Path, str]]] = {}
+        # a program in a large package resolves hundreds of names: folder listings and real
+        # paths are looked up once each instead of a stat per candidate file
+        self._listings: dict[str, frozenset[str]] = {}
+        self._real_dirs: dict[str, str] = {}
+
+    def _listing(self, directory: str) -> frozenset[str]:
+        if directory not in self._listings:
+            try:
+                self._listings[directory] = frozenset(os.listdir(directory))
+            except OSError:
+                self._listings[directory] = frozenset()
+        return self._listings[directory]
+
+    def _real(self, path: str) -> Path:
+        """os.path.realpath, with the folder's real path remembered."""
+        directory, name = os.path.split(path)
+        if directory not in self._real_dirs:
+            self._real_dirs[directory] = os.path.realpath(directory)
+        joined = os.path.join(self._real_dirs[directory], name)
+        return Path(os.path.realpath(joined) if os.path.islink(joined) else joined)
+
+    def _ancestors(self, folder: Path) -> list[str]:
+        out = []
+        for parent in folder.parents:
+            if parent in self.roots or not any(root in parent.parents or root == parent for root in self.roots):
+                break
+            out.append(str(parent))
+        return out
+
+    def _file_for(self, base: str, parts: list[str]) -> Optional[str]:
+        if parts:
+            parent = os.path.join(base, *parts[:-1])
+            listing = self._listing(parent)
+            module = parts[-1] + ".py"
+            if module in listing and os.path.isfile(os.path.join(parent, module)):
+                return os.path.join(parent, module)
+            if parts[-1] not in listing:
+                return None
+        package = os.path.join(base, *parts)
+        if "__init__.py" in self._listing(package) and os.path.isfile(os.path.join(package, "__init__.py")):
+            return os.path.join(package, "__init__.py")
+        return None
+
+    def resolve(self, from_file: Path, dotted_name: str) -> Optional[tuple[Path, str]]:
+        """The file a dotted name lives in and what is left of the name (``seed_all``)."""
+        key = (from_file, dotted_name)
+        if key not in self._cache:
+            self._cache[key] = self._resolve(from_file, dotted_name)
+        return self._cache[key]
+
+    def _resolve(self, from_file: Path, dotted_name: str) -> Optional[tuple[Path, str]]:
+        level = len(dotted_name) - len(dotted_name.lstrip("."))
+        parts = [p for p in dotted_name.lstrip(".").split(".") if p]
+        here = self._real(str(from_file))
+        if level:
+            bases = [os.path.realpath(os.path.join(here.parent, *[".."] * (level - 1)))]
+        else:
+            # the importing file's folder, the source roots, then the folders between them: a
+            # script's folder is on sys.path, so `import core.common` in core/yolo.py finds
+            # core/common.py when the script beside core/ runs
+            bases = [str(here.parent), *map(str, self.roots), *self._ancestors(here.parent)]
+            # a project that is itself a package imports itself by name (`from albert import
+            # modeling` in albert/run.py): its folder's parent is where that name is found
+            bases += [str(root.parent) for root in self.roots
+                      if parts and parts[0] == root.name and "__init__.py" in self._listing(str(root))]
+        for base in bases:
+            for cut in range(len(parts), 0, -1):
+                found = self._file_for(base, parts[:cut])
+                if found is not None:
+                    real_found = self._real(found)
+                    if real_found != here:
+                        return real_found, ".".join(parts[cut:])
+            if level and not parts:
+                init = self._file_for(base, [])
+                if init is not None:
+                    return self._real(init), ""
+        return None
+
+
+class ProgramBuilder:
+    def __init__(self, facts_of: FactsGetter, resolver: ModuleResolver,
+                 outline_of: Optional[OutlineGetter] = None) -> None:
+        self.facts_of = facts_of
+        self.resolver = resolver
+        self.outline_of = outline_of  # None: every imported module is parsed
+        self.provider_tokens: frozenset[str] = frozenset()  # see outline.provider_tokens
+
+    def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
+        """(line, file) of every project module ``path`` imports."""
+        out: dict[Path, int] = {}
+        for module, line in facts.import_lines.items():
+            found = self.resolver.resolve(path, module)
+            if found:
+                out.setdefault(found[0], line)
+        for level, module, line in facts.relative_imports:
+            found = self.resolver.resolve(path, "." * level + module)
+            if found:
+                out.setdefault(found[0], line)
+        for alias, qual in facts.imports.items():
+            if qual.startswith("."):
+                found = self.resolver.resolve(path, qual)
+                if found:
+                    out.setdefault(found[0], facts.import_lines.get(qual, 0) or _line_of_relative(facts, qual))
+        return sorted(((line, p) for p, line in out.items()), key=lambda t: t[0])
+
+    def _outline_imports(self, path: Path, sketch: Outline) -> list[Path]:
+        found: dict[Path, int] = {}
+        for name, line in sketch.imports:
+            resolved = self.resolver.resolve(path, name)
+            if resolved:
+                found.setdefault(resolved[0], line)
+        return sorted(found, key=lambda p: found[p])
+
+    def imported_methods(self, path: Path, facts: FileFacts, call: str,
+                         facts_of: FactsGetter) -> list[tuple[Path, str]]:
+        """``gan.train()`` on an object of a class this file imports from a project module
+        (``from GAN import GAN``; which one is not known, as in ``cls()`` over a list of them)."""
+        receiver, _, method = call.rpartition(".")
+        if not receiver or receiver.split(".")[0] in facts.imports:
+            return []
+        out = []
+        for qual in facts.imports.values():
+            if not qual.rsplit(".", 1)[-1][:1].isupper():
+                continue  # classes are Capitalised; other names would only cost parses
+            found = self.resolver.resolve(path, qual)
+            other = facts_of(found[0]) if found and found[1] and "." not in found[1] else None
+            if other is not None and not other.error and method in other.classes.get(found[1], ()):
+                out.append((found[0], f"{found[1]}.{method}"))
+        return out
+
+    def build(self, entry: Path, local_only: bool = False) -> Program:
+        """The program whose entry is ``entry``. ``local_only`` looks at that file alone (enough to
+        decide whether it is an entry at all)."""
+        entry = entry.resolve()
+        program = Program(entry=entry)
+        self._trace(program, local_only)
+        return program
+
+    # ---- the trace -----------------------------------------------------------------------------
+    def _trace(self, program: Program, local_only: bool) -> None:
+        """Walk the entry's module level in order, stepping into called project functions and,
+        at the line that imports them, into project modules' module level (their own main
+        guards excluded). Imports are followed MAX_IMPORT_DEPTH deep and at most MAX_MODULES
+        modules per program, so a script inside a large package does not parse all of it."""
+        visited: set[tuple[Path, Optional[str]]] = set()
+        reached: set[int] = set()
+        touched: list[Path] = []
+
+        def touch(path: Path) -> Optional[FileFacts]:
+            if path not in touched:
+                if len(touched) >= MAX_MODULES:
+                    return None
+                touched.append(path)
+            facts = self.facts_of(path)
+            return None if facts is None or facts.error else facts
+
+        def targets(path: Path, facts: FileFacts, site: CallSite,
+                    hops: int = 0) -> Iterator[tuple[Path, Optional[str]]]:
+            name = site.target
+            if name in facts.functions:
+                yield path, name
+                return
+            if name in facts.tables:  # MODELS[name](...): any function of the table may run
+                for ref in facts.tables[name]:
+                    if ref != name:
+                        yield from targets(path, facts, CallSite(ref, site.line, site.col, None), hops + 1)
+                return
+            if name in facts.classes:
+                if "__init__" in facts.classes[name]:
+                    yield path, f"{name}.__init__"
+                return
+            head = name.split(".")[0]
+            if "." not in name and head in facts.imports and not local_only and hops < MAX_REEXPORTS:
+                name = facts.imports[head]  # a package re-exports it: `from .models import build`
+            found = self.resolver.resolve(path, name) if "." in name and not local_only else None
+            if found:  # models.net.build, .seeding.seed_all: a function of a project module
+                other_path, rest = found
+                other = touch(other_path)
+                if other is not None and rest:
+                    yield from targets(other_path, other, CallSite(rest, site.line, site.col, None), hops + 1)
+                return
+            if "." in name:  # self.train(), trainer.fit(): a method of a class in this file
+                method = name.rsplit(".", 1)[1]
+                local = [f"{cls}.{method}" for cls, methods in facts.classes.items() if method in methods]
+                for scope in local:
+                    yield path, scope
+                if not local and not local_only:
+                    yield from self.imported_methods(path, facts, name, touch)
+
+        outlined: set[Path] = set()
+
+        def skim(path: Path, anchor: tuple[int, int], depth: int) -> bool:
+            """Run an imported module from its outline when its module level cannot matter (only
+            the modules it imports are followed); False when it has to be parsed. The entry's own
+            imports are parsed when they mention a seed or a switch: a helper there may be reached
+            in ways the trace cannot follow (``trainer.setup()``), and its seeding still counts."""
+            if self.outline_of is None or path in touched or len(outlined) >= MAX_OUTLINES:
+                return False
+            sketch = self.outline_of(path)
+            if sketch is None or sketch.active or (depth < 2 and sketch.mentions & self.provider_tokens):
+                return False
+            if any(self.resolver.resolve(path, name) for name in sketch.calls):
+                return False  # its module level calls project code
+            outlined.add(path)
+            if depth < MAX_IMPORT_DEPTH:
+                for module in self._outline_imports(path, sketch):
+                    run(module, None, anchor, depth + 1)
+            return True
+
+        def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int,
+                via: tuple[tuple[Path, int], ...] = ()) -> None:
+            if (path, scope) in visited:
+                return
+            visited.add((path, scope))
+            if scope is None and anchor is not None and path != program.entry and skim(path, anchor, depth):
+                return
+            facts = touch(path)
+            if facts is None:
+                return
+            # the main guard runs only in the entry file
+            scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
+            events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
+            for hit in facts.hits:
+                if hit.scope in scopes:
+                    events.append((hit.line, hit.col, 1, hit))
+            for site in facts.calls:  # not into what runs only outside training (`else:` of `if FLAGS.train:`)
+                if site.scope in scopes and not site.inference:
+                    events.append((site.line, site.col, 2, site))
+            if scope is None and not local_only and depth < MAX_IMPORT_DEPTH:
+                for line, module in self.local_imports(path, facts):
+                    events.append((line, 0, 0, module))
+            events.sort(key=lambda e: (e[0], e[1], e[2]))
+            for line, col, _, event in events:
+                here = anchor or (line, col)
+                if isinstance(event, Hit):
+                    reached.add(id(event))
+                    program.trace.append(TraceHit(event, path, here[0], here[1], True, via))
+                elif isinstance(event, Path):
+                    run(event, None, None if event == program.entry and anchor is None else here, depth + 1, via)
+                else:
+                    for other_path, other_scope in list(targets(path, facts, event)):
+                        run(other_path, other_scope,
+                            None if other_path == program.entry and anchor is None else here, depth,
+                            via + ((path, line),))
+
+        run(program.entry, None, None, 0)
+        program.modules = touched
+        for path in touched:
+            facts = self.facts_of(path)
+            if facts is None:
+                continue
+            for hit in facts.hits:
+                ordered = id(hit) in reached
+                if path != program.entry and hit.scope == MAIN_GUARD:
+                    continue  # another script's main guard never runs in this program
+                item = TraceHit(hit, path, hit.line if path == program.entry else 0, hit.col, ordered)
+                program.all_hits.append(item)
+
+
+def _line_of_relative(facts: FileFacts, qual: str) -> int:
+    stripped = qual.lstrip(".")
+    for level, module, line in facts.relative_imports:
+        if stripped.startswith(module):
+            return line
+    return 0
+
+
+def is_entry(facts: FileFacts, entry_markers: Callable[[FileFacts], bool]) -> bool:
+    """A file is a program's entry if it has a main guard or does work at module level."""
+    return facts.main_guard is not None or entry_markers(facts)

@@ -1,0 +1,110 @@
+"""Which files of the project may import a module: the candidates for the programs that reach it.
+
+A finding at a call site in a library module (an unseeded ``shuffle()``) depends on the programs
+that run it. flake8 lints one file at a time, so the module's own lint has to find those
+programs. Reading the import lines of the project's files as text is cheap; only the files that
+name the module (directly, or through a module that does, a few levels up) are parsed and
+built as programs by the caller.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+from detlint.lint.files.discovery import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
+from detlint.lint.programs.outline import import_statements
+from detlint.lint.files.sources import read_bytes
+
+# `import a.b as c, d` / `from .a.b import c, d`, also inside a notebook's JSON strings
+IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?import[ \t]+(?P<names>[\w., ()]+)')
+WORD_RE = re.compile(r"\w+")
+MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
+MAX_FILES = 20000  # a project root that is really a home folder is not read whole
+
+
+def module_name(path: Path) -> str:
+    """The last part of the dotted name a file is imported by (a package by its folder)."""
+    return path.parent.name if path.name == "__init__.py" else path.stem
+
+
+class ImportIndex:
+    """The words of every import statement of every source file under ``root``. Folders that are
+    never a program's (virtual environments, build output, caches) are skipped; the user's own
+    excludes are not: a script left out of linting still runs the modules it imports."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._words: Optional[dict[Path, set[str]]] = None
+        self._naming: Optional[dict[str, list[Path]]] = None  # import word -> files, in path order
+        self._named: dict[str, list[Path]] = {}  # word -> files whose text holds it
+
+    @property
+    def words(self) -> dict[Path, set[str]]:
+        if self._words is None:
+            self._words = {path: _import_words(path) for path in self._files()}
+        return self._words
+
+    def _files(self) -> list[Path]:
+        out = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES and not d.startswith("."))
+            for name in sorted(filenames):
+                real = Path(os.path.realpath(os.path.join(dirpath, name)))
+                # a symlink that leaves the project is not followed, here as anywhere
+                if name.endswith(SOURCE_SUFFIXES) and (real == self.root or self.root in real.parents):
+                    out.append(real)
+            if len(out) >= MAX_FILES:
+                break
+        return out[:MAX_FILES]
+
+    @property
+    def naming(self) -> dict[str, list[Path]]:
+        if self._naming is None:
+            self._naming = {}
+            for path, words in self.words.items():
+                for word in words:
+                    self._naming.setdefault(word, []).append(path)
+        return self._naming
+
+    def naming_word(self, word: str) -> list[Path]:
+        """Files whose text holds ``word`` as a whole word (anywhere: calls, strings, comments).
+        Read only when asked (a parameter no file passes); the answers are kept, not the texts,
+        so a large project's memory stays flat."""
+        if word not in self._named:
+            pattern = re.compile(rf"\b{re.escape(word)}\b")
+            found = []
+            for path in self.words:
+                data, _ = read_bytes(path, MAX_TEXT)
+                text = data.decode("utf-8", errors="replace") if data is not None else ""
+                if word in text and pattern.search(text):
+                    found.append(path)
+            self._named[word] = found
+        return self._named[word]
+
+    def importers(self, module: Path, depth: int) -> list[Path]:
+        """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""
+        found: list[Path] = []
+        seen = {module}
+        names = {module_name(module)}
+        for _ in range(depth):
+            new = sorted({path for name in names for path in self.naming.get(name, ()) if path not in seen})
+            if not new:
+                break
+            found.extend(new)
+            seen.update(new)
+            names = {module_name(path) for path in new}
+        return found
+
+
+def _import_words(path: Path) -> set[str]:
+    data, _ = read_bytes(path, MAX_TEXT)  # regular files only, never blocking (a FIFO is skipped)
+    if data is None:
+        return set()
+    text = data.decode("utf-8", errors="replace")
+    words: set[str] = set()
+    for match in import_statements(text, IMPORT_RE):
+        words.update(WORD_RE.findall(match.group("base") or ""))
+        words.update(WORD_RE.findall(match.group("names")))
+    return words

@@ -1,0 +1,1 @@
+"""``detlint.apply()`` in-process and ``detlint run`` before the interpreter starts."""

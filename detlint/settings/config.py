@@ -1,0 +1,353 @@
+"""Settings: ``[tool.detlint]`` in pyproject.toml, command-line overrides, and the target version."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+
+from detlint.settings.pins import installed_tf_version, pinned_keras_major, pinned_tf_version, version_root
+from detlint.knowledge.versions import KNOWN_TF_VERSIONS, NEWEST_KNOWN, Version, known_versions
+
+if TYPE_CHECKING:
+    from detlint.knowledge.kb import Era
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.9/3.10 only
+    import tomli as tomllib
+
+OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
+DEFAULT_SEED = 42
+SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
+SEVERITIES = ("error", "warning", "note")
+# Files that are not training programs: tests, benchmarks, demos and plots, converters. A pattern
+# without "/" matches any folder or the file name; one with "/" the project-relative path.
+DEFAULT_NOT_TRAINING = ("tests", "test", "testing", "test_*.py", "*_test.py", "conftest.py",
+                        "benchmarks", "benchmark", "bench", "bench_*.py", "*_benchmark.py",
+                        "demo", "demos", "visualization", "visualisation", "visualize*.py", "visualise*.py",
+                        "plot_*.py", "convert*.py", "export*.py")
+DEFAULT_SEVERITY = "warning"
+# the share of a project's TensorFlow/Keras files whose code must show its era before detlint
+# checks the project as of that era rather than the installed (or newest) version
+ERA_SHARE = 0.1
+
+
+class ConfigError(Exception):
+    """Bad configuration or arguments: reported with exit code 2."""
+
+
+_warned: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """A problem that does not stop the run, said once on stderr."""
+    if message not in _warned:
+        _warned.add(message)
+        sys.stderr.write(f"detlint: warning: {message}\n")
+
+
+def check_seed(value: object) -> int:
+    """``value`` if it is a seed every generator accepts (0 <= seed < 2**32), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"a seed must be an integer from 0 to {SEED_LIMIT - 1} (2**32 - 1), got {value!r}")
+    return value
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for ``--seed``: a usage error (exit 2) outside 0 <= seed < 2**32."""
+    try:
+        return check_seed(int(text))
+    except ValueError as exc:
+        message = str(exc) if text.strip().lstrip("+-").isdigit() else f"not an integer: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def check_codes(codes: list[str], known: Iterable[str], where: str) -> None:
+    """Every entry must be ``ALL``, a rule code or a prefix of one (``DET``, ``DET2``, ``DET20``)."""
+    known = sorted(known)
+    for code in codes:
+        if code == "ALL" or any(k.startswith(code) for k in known):
+            continue
+        near = difflib.get_close_matches(code.upper(), known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{hint} ('detlint rule --all' lists them)")
+
+
+@dataclass
+class Settings:
+    project_root: Path
+    config_file: Optional[Path] = None
+    tf_version: Version = NEWEST_KNOWN
+    tf_version_source: str = "newest version detlint knows"
+    # the folder whose dependency files were read (a subfolder with its own requirements.txt)
+    version_root: Optional[Path] = None
+    # set when the version was inferred from the code, not pinned or installed: messages say so
+    tf_version_assumed: str = ""
+    keras_major: int = 3
+    keras_source: str = "TensorFlow >= 2.16 ships Keras 3"
+    seed: int = DEFAULT_SEED
+    select: list[str] = field(default_factory=lambda: ["DET"])
+    select_explicit: bool = False  # the user chose `select` (the default does not turn on opt-in rules)
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
+    entry_points: list[str] = field(default_factory=list)
+    not_training: list[str] = field(default_factory=lambda: list(DEFAULT_NOT_TRAINING))
+    src: list[str] = field(default_factory=lambda: [".", "src"])
+    respect_gitignore: bool = True
+    output_format: str = "concise"
+    cache_dir: str = ".detlint_cache"
+    severity: dict[str, str] = field(default_factory=dict)  # code or prefix -> error/warning/note
+    docs_url: Optional[str] = None  # where the rules page is published; no rule URLs without it
+    # per-file limits (0 turns one off): a larger file, or one whose parse runs longer, gets DET001
+    max_file_size: int = 1024  # KiB of source (of code, for a notebook)
+    file_timeout: float = 60.0  # seconds
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "project-root": str(self.project_root),
+            "config-file": str(self.config_file) if self.config_file else None,
+            "tensorflow-version": str(self.tf_version),
+            "tensorflow-version-source": self.tf_version_source,
+            "version-root": str(self.version_root) if self.version_root else None,
+            "keras-version": self.keras_major,
+            "keras-version-source": self.keras_source,
+            "seed": self.seed,
+            "select": self.select, "extend-select": self.extend_select, "ignore": self.ignore,
+            "per-file-ignores": self.per_file_ignores,
+            "exclude": self.exclude, "extend-exclude": self.extend_exclude,
+            "entry-points": self.entry_points, "not-training": self.not_training, "src": self.src,
+            "respect-gitignore": self.respect_gitignore, "output-format": self.output_format,
+            "cache-dir": self.cache_dir, "severity": self.severity, "docs-url": self.docs_url,
+            "max-file-size": self.max_file_size, "file-timeout": self.file_timeout,
+        }
+
+
+# key -> (type check, attribute)
+_KEYS: dict[str, tuple[type, str]] = {
+    "tensorflow-version": (str, "tf_version"), "keras-version": (int, "keras_major"),
+    "seed": (int, "seed"), "select": (list, "select"), "extend-select": (list, "extend_select"),
+    "ignore": (list, "ignore"), "extend-ignore": (list, "ignore"),
+    "per-file-ignores": (dict, "per_file_ignores"), "exclude": (list, "exclude"),
+    "extend-exclude": (list, "extend_exclude"), "entry-points": (list, "entry_points"),
+    "not-training": (list, "not_training"), "src": (list, "src"), "respect-gitignore": (bool, "respect_gitignore"),
+    "output-format": (str, "output_format"), "cache-dir": (str, "cache_dir"),
+    "severity": (dict, "severity"), "docs-url": (str, "docs_url"),
+    "max-file-size": (int, "max_file_size"), "file-timeout": (float, "file_timeout"),
+}
+_CODE_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
+
+
+def not_training(rel_path: str, patterns: Iterable[str]) -> bool:
+    """Does the project-relative ``rel_path`` match a ``not-training`` pattern? Without "/" a
+    pattern names a folder anywhere or the file itself (``tests``, ``test_*.py``); with "/" it is
+    matched against the path (``tools/plots/*``), a folder pattern covering what is inside."""
+    parts = rel_path.split("/")
+    for pattern in patterns:
+        pattern = pattern.strip("/")
+        if not pattern:
+            continue
+        if "/" not in pattern:
+            if any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+                return True
+        elif any(fnmatch.fnmatchcase("/".join(parts[:i]), pattern) for i in range(1, len(parts) + 1)):
+            return True
+    return False
+
+
+def find_project_root(start: Path) -> Path:
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for directory in (start, *start.parents):
+        if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
+            return directory
+    # no pyproject.toml and no repository (an unpacked archive): a package's setup.py or
+    # setup.cfg marks the root, so `detlint examples/nb.ipynb` still sees the project's own
+    # package next to examples/ (never the working folder: the answer must not depend on it)
+    for directory in (start, *start.parents):
+        if (directory / "setup.py").is_file() or (directory / "setup.cfg").is_file():
+            return directory
+    return start
+
+
+def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> None:
+    """No version in the settings: the pins of the version root, else what is installed in the
+    project's environment, unless the code cannot run on that (TF1 graph code, TF 2.21
+    installed): then the newest version the code's evidence allows, said as assumed."""
+    assert settings.version_root is not None
+    found = pinned_tf_version(settings.version_root, warn)
+    if found is None:
+        installed = installed_tf_version(settings.version_root, root)
+        from detlint.settings.eras import code_era, project_files
+
+        guess = code_era(project_files(settings.version_root), eras) if eras else None
+        # a few files of another era (a migration guide among current notebooks) decide nothing
+        if guess is not None and guess.share >= ERA_SHARE and (installed is None or installed[0] not in guess.versions):
+            found = guess.version, guess.describe()
+            settings.tf_version_assumed = f"TensorFlow {guess.version} assumed from {guess.evidence[0]} use"
+        else:
+            found = installed
+    if found:
+        settings.tf_version, settings.tf_version_source = found
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _read_pyproject(path: Path, ours: bool = False) -> dict[str, Any]:
+    """The parsed file, or {} with a warning when a pyproject.toml that does not configure
+    detlint cannot be read: it belongs to other tools, and judging it is not detlint's job."""
+    try:
+        return _read_toml(path)
+    except ConfigError as exc:
+        try:
+            mentions_us = b"tool.detlint" in path.read_bytes()
+        except OSError:
+            mentions_us = False
+        if ours or mentions_us:
+            raise
+        warn(f"{exc}; its settings and dependency pins are ignored")
+        return {}
+
+
+def _apply_table(settings: Settings, table: dict[str, Any], where: str,
+                 known_codes: Optional[Iterable[str]] = None) -> None:
+    for key, value in table.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(_KEYS))}")
+        expected, attr = _KEYS[key]
+        label = f"--{key}" if where == "command line" else f"{where}: {key}"
+        if key == "tensorflow-version" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise ConfigError(f"{where}: tensorflow-version must be a quoted string such as \"2.10\"; "
+                              f"unquoted, TOML reads it as the number {value!r}")
+        if key in ("max-file-size", "file-timeout"):  # a number >= 0 (KiB, seconds); 0 = no limit
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
+                    or (expected is int and not isinstance(value, int)):
+                raise ConfigError(f"{where}: {key} must be a {'whole ' if expected is int else ''}number >= 0 "
+                                  f"(0 turns the limit off), got {value!r}")
+            setattr(settings, attr, expected(value))
+            continue
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(f"{where}: {key} must be a {expected.__name__}, got {value!r}")
+        if expected is list and not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: {key} must be a list of strings")
+        if key == "tensorflow-version":
+            settings.tf_version = parse_version_option(value, f"{where}: tensorflow-version")
+            settings.tf_version_source = f"{where} tensorflow-version"
+            continue
+        if key == "seed":
+            try:
+                check_seed(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+        if key == "keras-version":
+            if value not in (2, 3):
+                raise ConfigError(f"{where}: keras-version must be 2 or 3, got {value!r}")
+            settings.keras_source = f"{where} keras-version"
+        if key == "output-format" and value not in OUTPUT_FORMATS:
+            raise ConfigError(f"{where}: output-format must be one of {', '.join(OUTPUT_FORMATS)}")
+        if key in _CODE_KEYS and known_codes is not None:
+            check_codes(value, known_codes, label)
+        if key == "per-file-ignores":
+            for pattern, codes in value.items():
+                if isinstance(codes, str):
+                    codes = [codes]
+                if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                    raise ConfigError(f"{where}: per-file-ignores[{pattern!r}] must be a list of codes")
+                if known_codes is not None:
+                    check_codes(codes, known_codes, f"{label}[{pattern!r}]")
+                value[pattern] = codes
+        if key == "severity":
+            for code, level in value.items():
+                if level not in SEVERITIES:
+                    raise ConfigError(f"{where}: severity[{code!r}] must be one of {', '.join(SEVERITIES)}, "
+                                      f"got {level!r}")
+            if known_codes is not None:
+                check_codes(list(value), known_codes, label)
+        if key == "docs-url":
+            try:
+                value.format(code="DET101", name="missing-global-seed", anchor="missing-global-seed-det101")
+            except (KeyError, IndexError, ValueError):
+                value = ""
+            if not re.match(r"^https?://\S+$", value):
+                raise ConfigError(f"{label} must be an absolute http(s) URL (placeholders: {{code}}, {{name}}, "
+                                  f"{{anchor}}), got {table[key]!r}")
+        if key == "extend-ignore":
+            value = settings.ignore + value
+        if key == "select":
+            settings.select_explicit = True
+        setattr(settings, attr, value)
+
+
+def parse_version_option(text: str, where: str) -> Version:
+    try:
+        version = Version.parse(text)
+    except ValueError:
+        raise ConfigError(f"{where}: {text!r} is not a TensorFlow version such as 2.15") from None
+    if version not in known_versions():
+        raise ConfigError(f"{where}: TensorFlow {version} is outside the versions detlint knows "
+                          f"({KNOWN_TF_VERSIONS[0]} to {KNOWN_TF_VERSIONS[-1]})")
+    return version
+
+
+def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
+                  config_path: Optional[Path] = None, isolated: bool = False,
+                  known_codes: Optional[Iterable[str]] = None, eras: Sequence["Era"] = ()) -> Settings:
+    """Settings for a run: defaults < pyproject ``[tool.detlint]`` < command line.
+
+    With ``known_codes`` (the knowledge base's rule codes), selections naming no known code or
+    prefix are an error; the flake8 plugin passes none, as flake8 owns selection there. ``eras``
+    (the knowledge base's) let the code say its TensorFlow version when nothing pins it."""
+    cli = cli or {}
+    start = config_path.parent if config_path else (paths[0] if paths else Path.cwd())
+    start = start if start.exists() else Path.cwd()
+    root = find_project_root(start)
+    settings = Settings(project_root=root)
+    if not isolated:
+        pyproject = config_path or (root / "pyproject.toml")
+        if config_path is not None and not config_path.is_file():
+            raise ConfigError(f"config file {config_path} does not exist")
+        if pyproject.is_file():
+            data = _read_pyproject(pyproject, ours=config_path is not None)
+            tool = data.get("tool", {})
+            if not isinstance(tool, dict):
+                warn(f"{pyproject}: 'tool' is not a table; ignored")
+                tool = {}
+            table = tool.get("detlint")
+            if table is not None:
+                if not isinstance(table, dict):
+                    raise ConfigError(f"{pyproject}: [tool.detlint] must be a table")
+                settings.config_file = pyproject
+                _apply_table(settings, dict(table), f"{pyproject.name} [tool.detlint]", known_codes)
+    if cli:
+        _apply_table(settings, {k: v for k, v in cli.items() if v is not None}, "command line", known_codes)
+        if cli.get("tensorflow-version") is not None:
+            settings.tf_version_source = "--tf-version"
+    settings.version_root = version_root(start, root)
+    if settings.tf_version_source == "newest version detlint knows":
+        _target_version(settings, root, eras)
+    if "keras-version" not in (settings.keras_source or "") and not settings.keras_source.endswith("keras-version"):
+        pinned_keras = pinned_keras_major(settings.version_root, warn)
+        if pinned_keras is not None:
+            settings.keras_major, settings.keras_source = pinned_keras
+        elif settings.tf_version < Version(2, 16):
+            settings.keras_major, settings.keras_source = 2, f"tf.keras is Keras 2 in TensorFlow {settings.tf_version}"
+        else:
+            settings.keras_major, settings.keras_source = 3, f"tf.keras is Keras 3 in TensorFlow {settings.tf_version}"
+    return settings

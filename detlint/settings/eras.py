@@ -1,0 +1,195 @@
+"""The TensorFlow era a project's code was written for, when nothing pins it.
+
+Legacy repositories rarely pin TensorFlow, and the TensorFlow installed where detlint runs says
+nothing about them: advice for TF 2.21 (``enable_op_determinism()``) is wrong for TF1 graph
+code, which cannot even run there. The knowledge base's ``eras`` entries say which versions
+code using an API works on (``tf.Session``: before 2.0; ``enable_op_determinism``: from 2.8); a
+text scan of the project's files collects that evidence. Nothing is parsed or run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Sequence
+
+from detlint.knowledge.kb import Era
+from detlint.knowledge.versions import Version, known_versions
+
+MAX_FILES = 5000
+MAX_BYTES = 256 * 1024
+# folders that hold no project code
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "env", "node_modules",
+                       "site-packages", "__pycache__", "build", "dist", ".detlint_cache", ".ipynb_checkpoints"})
+
+
+@dataclass(frozen=True)
+class EraGuess:
+    versions: tuple[Version, ...]  # the known versions all (or most) of the evidence allows
+    version: Version  # the one to check against: what such code was typically written for
+    evidence: tuple[str, ...]  # what was seen (tf.placeholder, fit_generator), most files first
+    files: int  # how many files gave evidence
+    share: float = 1.0  # of the files that use TensorFlow or Keras
+
+    def describe(self) -> str:
+        return f"TensorFlow {self.version} assumed from {', '.join(self.evidence[:3])} use " \
+               f"({self.files} file{'s' if self.files != 1 else ''}); nothing pins it"
+
+
+def project_files(root: Path) -> Iterator[Path]:
+    """Python files and notebooks under ``root``, without environments and build output."""
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith((".py", ".ipynb")):
+                count += 1
+                if count > MAX_FILES:
+                    return
+                yield Path(folder) / name
+
+
+def _raw(path: Path) -> str:
+    limit = MAX_BYTES * (16 if path.suffix == ".ipynb" else 1)  # outputs make notebooks large
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+
+
+def code_text(path: Path, raw: str) -> str:
+    """What runs: a notebook's code cells (a migration guide's prose names ``tf.Session``), a
+    script without its comment lines (a commented-out ``sess = tf.Session()``)."""
+    if path.suffix == ".ipynb":
+        try:
+            cells = json.loads(raw).get("cells", [])
+        except (ValueError, AttributeError, RecursionError):
+            return ""
+        raw = "\n".join("".join(c.get("source") or []) if isinstance(c.get("source"), list) else str(c.get("source"))
+                        for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+    return _COMMENT_LINE.sub("", raw)
+
+
+try:  # the parser behind re.compile; only asked which literal text a pattern needs
+    from re import _constants as _sre_constants, _parser as _sre_parser  # type: ignore[attr-defined]
+except ImportError:  # Python < 3.11
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parser  # type: ignore[no-redef]
+
+_FAST: dict[str, tuple["re.Pattern[str]", str]] = {}
+
+
+def needed_literal(pattern: "re.Pattern[str]") -> str:
+    """The longest text every match contains (``tf.train.`` for ``\\btf\\.train\\.(?:Saver|...)``):
+    ``in`` rules a file out several times faster than the pattern's own search."""
+    best = run = ""
+    try:
+        parsed = list(_sre_parser.parse(pattern.pattern, pattern.flags))
+    except Exception:  # a parser of another Python: no shortcut, the search still decides
+        return ""
+    for op, arg in parsed:
+        run = run + chr(arg) if op is _sre_constants.LITERAL and not pattern.flags & re.IGNORECASE else ""
+        best = max(best, run, key=len)
+    return best
+
+
+def _search(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
+    """``pattern.search``, after a check that the text holds the literal it needs; a leading
+    ``\\b`` is checked by hand: without it the regular expression engine skips ahead to its
+    literal start (ten times faster over a large project)."""
+    entry = _FAST.get(pattern.pattern)
+    if entry is None:
+        fast = re.compile(pattern.pattern[2:], pattern.flags) if pattern.pattern.startswith(r"\b") else pattern
+        entry = _FAST[pattern.pattern] = (fast, needed_literal(pattern))
+    fast, literal = entry
+    if literal not in text:
+        return None
+    if fast is pattern:
+        return pattern.search(text)
+    start = 0
+    while True:
+        match = fast.search(text, start)
+        if match is None or match.start() == 0 or not (text[match.start() - 1].isalnum()
+                                                       or text[match.start() - 1] == "_"):
+            return match
+        start = match.start() + 1
+
+
+def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
+    """The eras whose patterns ``text`` matches (and no ``unless`` cancels), each with the first
+    text it matched, as the settings name it: ``tf.placeholder``."""
+    found = []
+    for era in eras:
+        match = next((m for m in (_search(p, text) for p in era.patterns) if m), None)
+        if match and not any(_search(p, text) for p in era.unless):
+            found.append((era, re.sub(r"\s+", "", match.group(0)).rstrip("(").lstrip(".")))
+    return found
+
+
+_USES_FRAMEWORK = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:tensorflow|keras|tf_keras)\b", re.MULTILINE)
+_PRINTS_TF_VERSION = re.compile(r"\b(?:tf|tensorflow)\.(?:__version__|version\.VERSION)\b")
+_OTHER_VERSION = re.compile(r"\b(?!tf\b|tensorflow\b)\w+\.__version__")
+_VERSION_TEXT = re.compile(r"^\s*['\"]?v?(\d+\.\d+)\.\d+")
+
+
+def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
+    """A notebook's saved output of ``print(tf.__version__)``: the version it last ran with."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell.get("source") or []) if isinstance(cell.get("source"), list) else str(cell.get("source"))
+        if not _PRINTS_TF_VERSION.search(source) or _OTHER_VERSION.search(source):
+            continue
+        for output in cell.get("outputs") or []:
+            data = output.get("text") or (output.get("data") or {}).get("text/plain") if isinstance(output, dict) else None
+            lines = data if isinstance(data, list) else [str(data or "")]
+            found = _VERSION_TEXT.match(lines[0]) if lines else None
+            if found:
+                return Version.parse(found.group(1)), f"tf.__version__ printed as {found.group(0).strip()}"
+    return None
+
+
+def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
+    """The versions the code's evidence allows: the ones most files allow (all files, when they
+    agree; a repository with a TF1 folder and a larger TF2 folder is checked as TF2)."""
+    if not eras:
+        return None
+    known = known_versions()
+    found_in: list[tuple[tuple[Version, ...], list[tuple[Optional[Era], str]]]] = []
+    framework_files = 0
+    for path in files:
+        raw = _raw(path)
+        # comments hold no import line, and taking text away finds nothing the whole text lacks:
+        # most files of a large project give no evidence, and are not stripped
+        framework_files += bool(_USES_FRAMEWORK.search(raw))
+        found: list[tuple[Optional[Era], str]] = []
+        if path.suffix == ".ipynb" or file_evidence(raw, eras):
+            found = list(file_evidence(code_text(path, raw), eras))
+        allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found if era))
+        printed = printed_tf_version(raw) if path.suffix == ".ipynb" else None
+        if printed is not None and printed[0] in allowed:  # the version it ran with, if known
+            allowed, found = (printed[0],), [*found, (None, printed[1])]
+        if found and allowed:  # evidence, and none that contradicts itself
+            found_in.append((allowed, found))
+    if not found_in:
+        return None
+    # the versions the most files allow (all of them, when the evidence agrees): TF 2 seeding in
+    # some files and lr= in others mean 2.0-2.10, whatever a few TF1 lessons among them say
+    support = {v: sum(v in allowed for allowed, _ in found_in) for v in known}
+    chosen = tuple(v for v in known if support[v] == max(support.values()))
+    agreeing = [found for allowed, found in found_in if set(chosen) <= set(allowed)]
+    seen = Counter(text for found in agreeing for _, text in found)
+    typical = [era.assume for found in agreeing for era, _ in found if era and era.assume in chosen]
+    return EraGuess(chosen, min(typical) if typical else chosen[-1], tuple(text for text, _ in seen.most_common()),
+                    len(agreeing), len(agreeing) / max(framework_files, len(agreeing)))

@@ -1,0 +1,304 @@
+"""What a project's own files say about the TensorFlow and Keras it runs: dependency pins, and
+the versions installed in the project's interpreter. Nothing here imports or runs project code
+(``setup.py`` is read with ``ast``, never executed).
+
+A folder with its own dependency file (``requirements.txt``, ``setup.py``, ``environment.yml``,
+...) is its own project for version purposes: a repository of examples often holds one folder
+per TensorFlow era.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+from detlint.knowledge.versions import NEWEST_KNOWN, Version, VersionRange, known_versions, lowest_allowed
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.9/3.10 only
+    import tomli as tomllib
+
+TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
+                    "tensorflow-intel", "tensorflow-aarch64")
+# a package name ends where a name cannot go on: `tensorflow-datasets` and `keras-tuner` are not
+# TensorFlow or Keras
+_END = r"(?![\w.-])"
+_TF_REQ = re.compile(r"^\s*(tensorflow(?:-cpu|-gpu|-macos|-intel|-aarch64)?|tf-nightly)" + _END +
+                     r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
+_KERAS_REQ = re.compile(r"^\s*(keras|keras-core|keras_core|tf-keras|tf_keras)" + _END +
+                        r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
+DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Pipfile")
+OLDEST_KNOWN = known_versions()[0]
+MAX_BYTES = 1 << 20
+
+Warn = Callable[[str], None]
+
+
+def has_dependency_file(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in DEPENDENCY_FILES) or any(folder.glob("requirements*.txt"))
+
+
+def version_root(start: Path, project_root: Path) -> Path:
+    """The folder whose dependency files say which versions ``start`` runs on: the nearest one at
+    or above it, up to the project root, that has any."""
+    folder = start.resolve()
+    if not folder.is_dir():
+        folder = folder.parent
+    root = project_root.resolve()
+    for candidate in (folder, *folder.parents):
+        if candidate == root or root not in candidate.parents:
+            return root
+        if has_dependency_file(candidate):
+            return candidate
+    return root
+
+
+def _read(path: Path) -> str:
+    """The file's text: UTF-8, or UTF-16 with its byte-order mark (conda on Windows writes it)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES)
+    except OSError:
+        return ""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def _strings(value: Any, what: str, where: str, warn: Warn) -> list[str]:
+    """A list of requirement strings; anything else is warned about and ignored."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    warn(f"{where}: {what} is not a list; ignored")
+    return []
+
+
+def _table(value: Any, what: str = "", where: str = "", warn: Optional[Warn] = None) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if value is not None and warn is not None:
+        warn(f"{where}: {what} is not a table; ignored")
+    return {}
+
+
+def pyproject_requirements(path: Path, warn: Warn) -> list[str]:
+    """[project] dependencies and optional ones, [tool.poetry] dependencies; malformed parts are
+    skipped with a warning (the file is read for its pins only, its shape is other tools' business)."""
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return []  # said where the settings are read
+    project = _table(data.get("project"), "[project]", where, warn)
+    deps = _strings(project.get("dependencies"), "[project] dependencies", where, warn)
+    for extra, items in _table(project.get("optional-dependencies"), "[project] optional-dependencies",
+                               where, warn).items():
+        deps.extend(_strings(items, f"[project.optional-dependencies] {extra}", where, warn))
+    tool = _table(data.get("tool"), "'tool'", where, warn)
+    poetry = _table(tool.get("poetry"), "[tool.poetry]", where, warn)
+    deps.extend(_named_requirements(_table(poetry.get("dependencies"), "[tool.poetry] dependencies", where, warn)))
+    return deps
+
+
+def _named_requirements(table: dict[str, Any]) -> list[str]:
+    """``{"tensorflow": "^2.4"}`` (Poetry, Pipfile; a table with ``version`` too) as requirement
+    strings: ``tensorflow==2.4``; ``*`` is any version."""
+    deps = []
+    for name, spec in table.items():
+        if isinstance(spec, dict):
+            spec = spec.get("version")
+        if isinstance(spec, str):
+            spec = spec.strip().lstrip("^")
+            deps.append(name + ("" if spec in ("", "*") else spec if spec[:1] in "<>=!~" else "==" + spec))
+    return deps
+
+
+def pipfile_requirements(path: Path) -> list[str]:
+    try:
+        data = tomllib.loads(_read(path))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return []
+    return [dep for section in ("packages", "dev-packages") for dep in _named_requirements(_table(data.get(section)))]
+
+
+def conda_requirements(text: str) -> list[str]:
+    """``- tensorflow-gpu=1.15.0=py37_0`` (conda: one ``=`` is a prefix match) and the ``pip:``
+    list, as requirement strings."""
+    deps = []
+    for line in text.splitlines():
+        item = re.match(r"^\s*-\s*([A-Za-z0-9_.\-]+)\s*(.*)$", line)
+        if not item:
+            continue
+        name, spec = item.group(1), item.group(2).strip().strip("'\"")
+        if spec.startswith("=") and not spec.startswith("=="):
+            spec = "==" + spec[1:].split("=")[0]
+        deps.append(name + spec)
+    return deps
+
+
+def setup_py_requirements(text: str) -> list[str]:
+    """String literals given to ``install_requires``/``extras_require`` (directly, or through a
+    module-level name bound to a list). The file is parsed, never run."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    assigned: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+
+    def literal_strings(node: Optional[ast.expr], depth: int = 0) -> list[str]:
+        if isinstance(node, ast.Name) and depth < 3:
+            return literal_strings(assigned.get(node.id), depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if isinstance(node, ast.Dict):
+            return [s for value in node.values for s in literal_strings(value, depth + 1)]
+        if isinstance(node, ast.BinOp):
+            return literal_strings(node.left, depth) + literal_strings(node.right, depth)
+        return []
+
+    deps: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in ("install_requires", "extras_require", "requires"):
+                    deps.extend(literal_strings(keyword.value))
+    return deps
+
+
+def requirement_lines(folder: Path, warn: Warn) -> list[tuple[str, str]]:
+    """(requirement, file it came from), from every dependency file of ``folder``."""
+    found: list[tuple[str, str]] = []
+    if (folder / "pyproject.toml").is_file():
+        found.extend((d, "pyproject.toml") for d in pyproject_requirements(folder / "pyproject.toml", warn))
+    for req in sorted(folder.glob("requirements*.txt")):
+        found.extend((line, req.name) for line in _read(req).splitlines())
+    for name, reader in (("setup.py", setup_py_requirements), ("setup.cfg", str.splitlines),
+                         ("environment.yml", conda_requirements), ("environment.yaml", conda_requirements)):
+        if (folder / name).is_file():
+            found.extend((line, name) for line in reader(_read(folder / name)))
+    if (folder / "Pipfile").is_file():
+        found.extend((d, "Pipfile") for d in pipfile_requirements(folder / "Pipfile"))
+    return found
+
+
+def _pins(lines: list[tuple[str, str]], pattern: "re.Pattern[str]") -> Iterator[tuple[str, str, str]]:
+    """(package, version specifier, where) for each pin of ``pattern``'s package (a bare name too)."""
+    for line, where in lines:
+        match = pattern.match(line)
+        if match:
+            yield match.group(1), match.group(3).strip(), where
+
+
+def pinned_version(spec: str) -> Optional[tuple[Version, str]]:
+    """The version a specifier means for checking: the oldest known release it allows (the one
+    the code must work on). A pin older than every known release means the oldest known one, and
+    says so; None when the specifier allows every version (a bare name) or cannot be read."""
+    found = lowest_allowed(spec)
+    if found is not None:
+        return (found, "") if spec.strip() else None
+    try:
+        rng = VersionRange.parse(spec)
+    except ValueError:
+        return None
+    if any(rng.contains(Version(1, minor)) for minor in range(OLDEST_KNOWN.minor)) or \
+            any(rng.contains(Version(0, minor)) for minor in range(13)):
+        return OLDEST_KNOWN, (f"older than any version detlint knows; checked as {OLDEST_KNOWN}, "
+                              f"where TensorFlow has no GPU determinism switch")
+    return NEWEST_KNOWN, f"newer than any version detlint knows; checked as {NEWEST_KNOWN}"
+
+
+def pinned_tf_version(folder: Path, warn: Warn) -> Optional[tuple[Version, str]]:
+    """The TensorFlow version the dependency files of ``folder`` pin, and where."""
+    lines = requirement_lines(folder, warn)
+    for package, spec, where in _pins(lines, _TF_REQ):
+        found = pinned_version(spec)
+        if found is not None:
+            version, note = found
+            return version, f"{where} pins {package}{spec}" + (f" ({note})" if note else "")
+    for package, spec, where in _pins(lines, _KERAS_REQ):
+        # multi-backend Keras up to 2.2 ran on TensorFlow 1 only
+        old = re.match(r"\s*(?:==|~=|<=|<)\s*2\.([0-2])\b", spec)
+        if package.lower() == "keras" and old:
+            return Version(1, 15), f"{where} pins keras{spec}, which runs on TensorFlow 1 (1.15 assumed)"
+    return None
+
+
+def pinned_keras_major(folder: Path, warn: Warn) -> Optional[tuple[int, str]]:
+    """Keras 3 for ``keras-core`` or ``keras>=3``; Keras 2 for ``keras<3`` and ``tf-keras``
+    (Keras 2 kept for TF >= 2.16). keras-tuner, keras-hub and the like are not Keras pins."""
+    for package, spec, where in _pins(requirement_lines(folder, warn), _KERAS_REQ):
+        name = package.lower().replace("_", "-")
+        if name == "keras-core":
+            return 3, f"{where} requires keras-core (Keras 3)"
+        if name == "tf-keras":
+            return 2, f"{where} requires {package} (Keras 2 on TensorFlow)"
+        numbers = re.findall(r"(>=|==|~=|>|<=|<)\s*(\d+)", spec)
+        if numbers:
+            op, major = numbers[0][0], int(numbers[0][1])
+            three = major >= 3 if op in (">=", "==", "~=", ">") else major > 3
+            return (3 if three else 2), f"{where} pins keras{spec}"
+    return None
+
+
+def _dist_versions(site_packages: Path) -> Iterator[tuple[str, Version, str]]:
+    """(distribution, version, full version text) of each TensorFlow package installed there."""
+    for dist in TF_DISTRIBUTIONS:
+        for info in sorted(site_packages.glob(dist.replace("-", "_") + "-*.dist-info")):
+            full = info.name[len(dist) + 1:-len(".dist-info")]
+            try:
+                yield dist, Version.parse(full), full
+            except ValueError:
+                continue
+
+
+def _site_packages(prefix: Path) -> list[Path]:
+    return sorted(prefix.glob("lib/python3*/site-packages")) + sorted(prefix.glob("Lib/site-packages"))
+
+
+def project_interpreters(root: Path) -> list[tuple[Path, str]]:
+    """Environments the project's code runs in, most specific first: the active virtualenv or
+    conda environment, then ``.venv``/``venv``/``env`` in the project."""
+    found: list[tuple[Path, str]] = []
+    for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        if os.environ.get(variable):
+            found.append((Path(os.environ[variable]), f"${variable}"))
+    for name in (".venv", "venv", "env"):
+        if (root / name / "pyvenv.cfg").is_file() or (root / name / "conda-meta").is_dir():
+            found.append((root / name, str(root / name)))
+    return found
+
+
+def installed_tf_version(*roots: Path) -> Optional[tuple[Version, str]]:
+    """The installed TensorFlow, read from package metadata (TensorFlow is never imported): in the
+    project's own environment first (a pre-commit hook runs in an environment of its own, so the
+    hook and the command line give the same answer), then the one detlint runs in."""
+    prefixes = [found for root in dict.fromkeys(roots) for found in project_interpreters(root)]
+    for prefix, label in dict.fromkeys(prefixes):
+        for site in _site_packages(prefix):
+            for dist, version, full in _dist_versions(site):
+                return version, f"{dist} {full} installed in {label}"
+    # detlint's own environment: its site-packages folders are read the same way (importing
+    # importlib.metadata alone costs a cold single-file run 70 ms); other layouts ask it
+    own = [Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
+    for site in own:
+        for dist, version, full in _dist_versions(site):
+            return version, f"installed {dist} {full}"
+    if own:
+        return None
+    from importlib import metadata
+
+    for dist in TF_DISTRIBUTIONS:
+        try:
+            return Version.parse(metadata.version(dist)), f"installed {dist} {metadata.version(dist)}"
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+    return None

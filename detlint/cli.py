@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from detlint._version import __version__
+from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.settings.config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option, seed_arg
 from detlint.settings.pins import has_dependency_file
 from detlint.lint.cache import FactsCache
@@ -66,7 +67,9 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--not-training", type=lambda s: [x for x in s.split(",") if x], metavar="GLOBS",
                    help="files and folders that are not training (tests, benchmarks, demos, ...): training "
                         "rules stay silent there; '' checks every file as training code")
-    p.add_argument("--tf-version", help="target TensorFlow version, e.g. 2.15")
+    for fw in FRAMEWORKS.values():
+        p.add_argument(fw.option, dest=f"{fw.key}_version", metavar="VERSION",
+                       help=f"target {fw.title} version, e.g. {fw.releases[-2]}")
     p.add_argument("--keras-version", type=int, choices=(2, 3), help="Keras major version (default: from TF)")
     p.add_argument("--seed", type=seed_arg, help="seed value fixes write, 0 to 2**32-1 (default 42)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default concise")
@@ -118,8 +121,10 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "extend-ignore": args.extend_ignore,
         "max-file-size": args.max_file_size, "file-timeout": args.file_timeout,
     }
-    if args.tf_version is not None:
-        out["tensorflow-version"] = str(parse_version_option(args.tf_version, "--tf-version"))
+    for fw in FRAMEWORKS.values():
+        given = getattr(args, f"{fw.key}_version")
+        if given is not None:
+            out[fw.setting] = str(parse_version_option(given, fw.option, fw.key))
     return out
 
 

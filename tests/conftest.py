@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<codes>DET\d{3}(?:\s*,\s*DET\d{3})*)")
 HEADER_RE = re.compile(r"#\s*fixture:\s*tf-version=(?P<version>[\d.]+)")
+TORCH_HEADER_RE = re.compile(r"#\s*fixture:\s*torch-version=(?P<version>[\d.]+)")
 DEFAULT_VERSION = "2.21"
 
 
@@ -41,6 +42,15 @@ def fixture_version(paths: Iterable[Path]) -> str:
         if match:
             return match.group("version")
     return DEFAULT_VERSION
+
+
+def fixture_overrides(paths: Iterable[Path]) -> dict[str, str]:
+    """Settings a fixture's header asks for besides the TensorFlow version (``torch-version=1.8``)."""
+    for path in paths:
+        match = TORCH_HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])
+        if match:
+            return {"torch-version": match.group("version")}
+    return {}
 
 
 def expectations(paths: Iterable[Path], root: Path) -> list[tuple[str, int, str]]:

@@ -64,9 +64,9 @@ def test_upgrading_the_knowledge_base_invalidates(project: Path, tmp_path: Path)
     run(project)
     rules = tmp_path / "rules-next"
     shutil.copytree(ROOT / "rules", rules)
-    text = (rules / "seeds.yaml").read_text().replace("summary: PYTHONHASHSEED is assigned inside the running program",
+    text = (rules / "tensorflow" / "seeds.yaml").read_text().replace("summary: PYTHONHASHSEED is assigned inside the running program",
                                                        "summary: PYTHONHASHSEED is assigned in-process")
-    (rules / "seeds.yaml").write_text(text)
+    (rules / "tensorflow" / "seeds.yaml").write_text(text)
     upgraded = kb_module._load_cached(str(rules))
     assert upgraded.digest != kb_module.load().digest
     _, cache, _ = run(project, kb=upgraded)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -162,12 +163,11 @@ def test_config_errors_are_exit_2(project: Path) -> None:
 
 def test_malformed_knowledge_base_stops_with_exit_2(project: Path, tmp_path: Path) -> None:
     rules = tmp_path / "rules"
-    rules.mkdir()
-    for src in (ROOT / "rules").glob("*.yaml"):
-        (rules / src.name).write_text(src.read_text())
-    text = (rules / "seeds.yaml").read_text().replace("scope: file\n    area: seeds\n    summary: PYTHONHASHSEED",
-                                                      "scope: everywhere\n    area: seeds\n    summary: PYTHONHASHSEED")
-    (rules / "seeds.yaml").write_text(text)
+    shutil.copytree(ROOT / "rules", rules)
+    seeds = rules / "tensorflow" / "seeds.yaml"
+    text = seeds.read_text().replace("scope: file\n    area: seeds\n    summary: PYTHONHASHSEED",
+                                     "scope: everywhere\n    area: seeds\n    summary: PYTHONHASHSEED")
+    seeds.write_text(text)
     result = detlint("train.py", cwd=project, env={"DETLINT_RULES_DIR": str(rules)})
     assert result.returncode == 2
     assert "seeds.yaml: rule DET105.scope: file, program or run" in result.stderr

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from detlint.knowledge.kb import load
-from conftest import FIXTURES, ROOT, expectations, fixture_units, fixture_version, lint_paths
+from conftest import FIXTURES, ROOT, expectations, fixture_overrides, fixture_units, fixture_version, lint_paths
 
 UNITS = fixture_units()
 OPT_IN = {rule.code for rule in load().rules.values() if not rule.default_enabled}
@@ -19,14 +19,15 @@ def test_fixture_expectations(unit: tuple[str, Path, list[Path]]) -> None:
     expected = expectations(files, FIXTURES)
     # an opt-in rule is checked in the fixtures that expect it (they hold its negatives too)
     opt_in = sorted({code for _, _, code in expected} & OPT_IN)
-    diags = lint_paths(files, version, **({"extend-select": opt_in} if opt_in else {}))
+    diags = lint_paths(files, version, **fixture_overrides(files), **({"extend-select": opt_in} if opt_in else {}))
     found = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.code) for d in diags)
     assert found == expected, "\n".join(f"{d.path}:{d.line}:{d.col + 1}: {d.code} {d.message}" for d in diags)
 
 
 def test_fixtures_cover_every_issue2_rule() -> None:
     codes = {code for _, base, files in UNITS for _, _, code in expectations(files, FIXTURES)}
-    for code in ("DET101", "DET103", "DET104", "DET105", "DET201", "DET203", "DET301", "DET401", "DET402"):
+    for code in ("DET101", "DET103", "DET104", "DET105", "DET201", "DET203", "DET301", "DET401", "DET402",
+                 "DET601", "DET602", "DET603", "DET604", "DET605"):
         assert code in codes, f"no positive fixture for {code}"
 
 

@@ -12,11 +12,15 @@ import pytest
 from conftest import ROOT, make_linter
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.docs import rules_page
-from detlint.knowledge.versions import Version
+from detlint.knowledge.frameworks import framework
+from detlint.knowledge.versions import Version, known_versions
 
 KB = kb_module.load()
-# One version per range boundary the knowledge base uses, so each message and fix variant runs.
-VERSIONS = ["1.13", "1.15", "2.0", "2.1", "2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.12", "2.15", "2.16", "2.21"]
+# One version per range boundary the knowledge base uses, so each message and fix variant runs
+# (every release, for the frameworks with fewer rules).
+VERSIONS = {"tensorflow": ["1.13", "1.15", "2.0", "2.1", "2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.12", "2.15",
+                           "2.16", "2.21"],
+            "torch": [str(v) for v in known_versions("torch")]}
 
 
 def example_cases():
@@ -27,20 +31,34 @@ def example_cases():
 
 
 def lint_snippet(tmp_path: Path, code: str, version: str, rule: str = ""):
-    """Lint a rule's example with that rule selected (opt-in rules included)."""
+    """Lint a rule's example with that rule selected (opt-in rules included), at ``version`` of
+    the rule's framework."""
     path = tmp_path / "example.py"
     path.write_text(textwrap.dedent(code))
-    return make_linter(version, root=tmp_path, **{"extend-select": [rule] if rule else None}).run([path]).diagnostics
+    key = KB.rules[rule].framework if rule else "tensorflow"
+    versions = {"tensorflow-version": version if key == "tensorflow" else "2.21"}
+    if key != "tensorflow":
+        versions[framework(key).setting] = version
+    return make_linter(versions["tensorflow-version"], root=tmp_path, **versions,
+                       **{"extend-select": [rule] if rule else None}).run([path]).diagnostics
+
+
+def example_version(code: str, example: dict) -> str:
+    """The version an example is written for (``tf-version``, ``torch-version``), else the newest."""
+    key = KB.rules[code].framework
+    short = "tf" if key == "tensorflow" else key
+    return str(example.get(f"{short}-version", framework(key).releases[-1]))
 
 
 @pytest.mark.parametrize("code, kind, example", list(example_cases()))
 def test_rule_examples(tmp_path: Path, code: str, kind: str, example: dict) -> None:
-    version = str(example.get("tf-version", "2.21"))
+    version = example_version(code, example)
+    title = framework(KB.rules[code].framework).title
     found = [d.code for d in lint_snippet(tmp_path, example["code"], version, code)]
     if kind == "invalid":
-        assert code in found, f"{code} invalid example not flagged on TF {version}"
+        assert code in found, f"{code} invalid example not flagged on {title} {version}"
     else:
-        assert code not in found, f"{code} valid example flagged on TF {version}"
+        assert code not in found, f"{code} valid example flagged on {title} {version}"
 
 
 @pytest.mark.parametrize("code", [c for c, r in KB.rules.items() if r.fixes])
@@ -48,7 +66,7 @@ def test_every_version_gets_a_message_and_fix_for_that_version(tmp_path: Path, c
     """Invalid examples run at every boundary version: the message names the version's fix."""
     rule = KB.rules[code]
     example = rule.examples["invalid"][0]
-    for version in VERSIONS:
+    for version in VERSIONS[rule.framework]:
         fix = rule.fix_for(Version.parse(version))
         diags = [d for d in lint_snippet(tmp_path, example["code"], version, code) if d.code == code]
         if fix is None or not diags:
@@ -86,9 +104,9 @@ def test_docs_page_is_current() -> None:
 def test_malformed_entries_name_file_entry_and_field(tmp_path: Path, mutation: tuple[str, str], message: str) -> None:
     rules = tmp_path / "rules"
     shutil.copytree(ROOT / "rules", rules)
-    text = (rules / "seeds.yaml").read_text()
+    text = (rules / "tensorflow" / "seeds.yaml").read_text()
     assert mutation[0] in text
-    (rules / "seeds.yaml").write_text(text.replace(mutation[0], mutation[1], 1))
+    (rules / "tensorflow" / "seeds.yaml").write_text(text.replace(mutation[0], mutation[1], 1))
     with pytest.raises(kb_module.KnowledgeBaseError) as info:
         kb_module._load_cached(str(rules))
     assert f"seeds.yaml: {message}" in str(info.value)
@@ -162,8 +180,8 @@ def test_op_workaround_fits_the_version(tmp_path: Path, version: str, names: str
 def test_undone_by_names_a_rule(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     shutil.copytree(ROOT / "rules", rules)
-    text = (rules / "groups.yaml").read_text()
+    text = (rules / "tensorflow" / "groups.yaml").read_text()
     assert text.count("undone-by: DET106") == 2
-    (rules / "groups.yaml").write_text(text.replace("undone-by: DET106", "undone-by: DET999", 1))
+    (rules / "tensorflow" / "groups.yaml").write_text(text.replace("undone-by: DET106", "undone-by: DET999", 1))
     with pytest.raises(kb_module.KnowledgeBaseError, match="numpy-seeders.undone-by: unknown rule 'DET999'"):
         kb_module._load_cached(str(rules))

@@ -160,8 +160,8 @@ def test_the_user_knowledge_base_cache_is_data_only(tmp_path: Path) -> None:
     xdg = tmp_path / "xdg"
     marker = tmp_path / "code-ran"
     digest = __import__("hashlib").sha256()
-    for path in sorted(kb_module.rules_dir().glob("*.yaml")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in kb_module.rule_files(kb_module.rules_dir()):
+        digest.update(path.relative_to(kb_module.rules_dir()).as_posix().encode() + b"\0" + path.read_bytes())
     (xdg / "detlint").mkdir(parents=True)
     for suffix in (".pickle", ".json"):
         (xdg / "detlint" / f"kb-{__version__}-{digest.hexdigest()[:24]}{suffix}").write_bytes(

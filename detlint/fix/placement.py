@@ -8,8 +8,9 @@ from typing import Any, Optional, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np", "keras": "keras", "os": "os", "random": "random"}
+DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np", "keras": "keras", "os": "os", "random": "random", "torch": "torch"}
 EQUIVALENT_MODULES = {"keras": ("keras", "tensorflow.keras")}
+BEFORE_IMPORT = {"before-tf-import": "tensorflow", "before-torch-import": "torch"}
 Position = tuple[int, int]
 
 
@@ -140,10 +141,10 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
     for where, code, imports in inserts:
         aliases: dict[str, str] = {}
         base = _after_imports(body, limit_line, line_of, after_lines)
-        if where == "before-tf-import":
-            first_tf = next((i for i, s in enumerate(body) if _imports_module(s, "tensorflow")), None)
-            if first_tf is not None:
-                base = first_tf
+        if where in BEFORE_IMPORT:  # an environment setting the framework reads when it starts
+            first = next((i for i, s in enumerate(body) if _imports_module(s, BEFORE_IMPORT[where])), None)
+            if first is not None:
+                base = first
         planned = imports_at.setdefault(base, [])
         for placeholder, mod in imports.items():
             alias = alias_for(body[:base], mod)  # reuse the file's own name (tensorflow_lib, ...)

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
+from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS
 from detlint.knowledge.versions import Version, VersionRange
 
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
@@ -22,7 +23,8 @@ CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing",
                   "min-items"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
-                                     "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args"}
+                                     "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
+                                     "trains-receiver"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -95,6 +97,10 @@ class Matcher:
     # earlier in a variable (a TF1 session running a train op: ``sess.run([train_op, loss])``
     # where ``train_op = opt.minimize(loss)``)
     fetches: tuple[str, ...] = ()
+    framework: str = DEFAULT_FRAMEWORK  # whose versions ``versions`` and ``api_versions`` are
+    # a training call that trains the object it is called on (``model.fit``), not one that trains
+    # whatever built a loss (``optimizer.step()``, ``loss.backward()``)
+    trains_receiver: bool = False
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -110,6 +116,8 @@ class Group:
     # a rule whose match of the same call later in the same function takes a member back: a
     # seed followed there by a reseed from entropy (``random.seed(0)`` ... ``random.seed(None)``)
     undone_by: Optional[str] = None
+    framework: str = DEFAULT_FRAMEWORK
+    extends: Optional[str] = None  # a group of another framework this one adds its matchers to
 
 
 @dataclass
@@ -133,6 +141,8 @@ class Op:
     rewrite: Optional[dict[str, Any]] = None  # a call rewrite some fixes apply (bias_add -> x + b)
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types of this source (for detlint diverge)
     reported_by: Optional[str] = None  # a rule of its own instead of DET201/DET202
+    framework: str = DEFAULT_FRAMEWORK  # whose versions the statuses are keyed by
+    fixed_by: Optional[str] = None  # a group that makes this op deterministic on its own (cuDNN's flag)
 
     def status_at(self, version: Version) -> Optional[StatusRange]:
         for entry in self.status:
@@ -176,6 +186,7 @@ class Rule:
     # about training runs only: silent in files that are not training (tests, benchmarks, ...)
     # and in programs that only run inference
     training: bool = False
+    framework: str = DEFAULT_FRAMEWORK  # whose versions ``versions`` and the fixes' ranges are
 
     def fix_for(self, version: Version) -> Optional[Fix]:
         for fix in self.fixes:
@@ -208,6 +219,9 @@ class KnowledgeBase:
     eras: list[Era] = field(default_factory=list)
     # name -> [(owner, matcher index)] for each matcher kind
     index: dict[str, dict[str, list[tuple[str, int]]]] = field(default_factory=dict)
+    # framework -> the top-level modules whose import makes a file that framework's code (the
+    # imports of its `frameworks` group): they gate its rules' method-name matches
+    framework_modules: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def owner_matchers(self, owner: str) -> list[Matcher]:
         kind, _, key = owner.partition(":")
@@ -232,7 +246,7 @@ def rules_dir() -> Path:
         return Path(override)
     here = Path(__file__).resolve().parents[1]  # the detlint package
     for candidate in (here / "rules", here.parent / "rules"):
-        if candidate.is_dir() and any(candidate.glob("*.yaml")):
+        if candidate.is_dir() and rule_files(candidate):
             return candidate
     raise KnowledgeBaseError(f"no rules directory found next to {here}")
 
@@ -240,8 +254,9 @@ def rules_dir() -> Path:
 class _Reader:
     """Validates one YAML document, remembering where it is for error messages."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, framework: str = DEFAULT_FRAMEWORK) -> None:
         self.source = source
+        self.framework = framework
 
     def fail(self, where: str, text: str) -> None:
         raise KnowledgeBaseError(f"{self.source}: {where}: {text}")
@@ -327,6 +342,7 @@ class _Reader:
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
             fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
+            framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
         )
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
@@ -378,8 +394,9 @@ class _Reader:
         if action == "insert":
             self.expect(isinstance(value.get("code"), list) and value["code"], f"{where}.code",
                         "insert needs a list of code lines")
-            self.expect(value.get("where", "after-imports") in ("after-imports", "before-tf-import"),
-                        f"{where}.where", "after-imports or before-tf-import")
+            self.expect(value.get("where", "after-imports") in ("after-imports", "before-tf-import",
+                                                                "before-torch-import"),
+                        f"{where}.where", "after-imports, before-tf-import or before-torch-import")
         if action in ("set-args",):
             self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
         if action in ("remove-args",):
@@ -409,8 +426,18 @@ def _read_yaml(path: Path) -> Any:
         raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
 
 
-def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
-    reader = _Reader(path.name)
+def framework_of(relative: str) -> str:
+    """``torch/ops.yaml`` holds PyTorch rules; a file directly in the rules folder, TensorFlow's."""
+    folder = relative.rpartition("/")[0]
+    if folder and folder not in FRAMEWORKS:
+        raise KnowledgeBaseError(f"{relative}: the folder {folder!r} is not a framework detlint knows "
+                                 f"({', '.join(FRAMEWORKS)})")
+    return folder or DEFAULT_FRAMEWORK
+
+
+def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative: str = "") -> None:
+    relative = relative or path.name
+    reader = _Reader(relative, framework_of(relative))
     reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
     unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules", "eras"}  # x-: YAML anchors
     reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
@@ -425,14 +452,14 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
             name=name, doc=str(spec.get("doc", "")),
             matchers=reader.matchers(spec.get("matchers", []), f"{where}.matchers"),
             imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
-            undone_by=spec.get("undone-by"),
+            undone_by=spec.get("undone-by"), framework=reader.framework, extends=spec.get("extends"),
         )
 
     for i, spec in enumerate(data.get("ops") or []):
         where = f"op #{i} {spec.get('id', '?') if isinstance(spec, dict) else ''}".strip()
         reader.expect(isinstance(spec, dict), where, "expected a mapping")
         unknown_op = set(spec) - {"id", "title", "phase", "matchers", "status", "workaround", "references",
-                                  "rewrite", "raw-ops", "reported-by"}
+                                  "rewrite", "raw-ops", "reported-by", "fixed-by"}
         reader.expect(not unknown_op, where, f"unknown field(s) {sorted(unknown_op)}")
         for key in ("id", "title", "phase", "matchers", "status", "workaround"):
             reader.expect(key in spec, where, f"missing field {key!r}")
@@ -453,7 +480,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
             workaround=str(spec["workaround"]).strip(),
             references=reader.references(spec.get("references", []), f"{where}.references"),
             rewrite=spec.get("rewrite"), raw_ops=tuple(spec.get("raw-ops", ())),
-            reported_by=spec.get("reported-by"),
+            reported_by=spec.get("reported-by"), framework=reader.framework, fixed_by=spec.get("fixed-by"),
         )
 
     for i, spec in enumerate(data.get("rules") or []):
@@ -506,11 +533,11 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any) -> None:
             matchers=reader.matchers(spec.get("match", []), f"{where}.match"),
             program=program or [], ops_status=tuple(spec.get("ops-status", ())), fixes=fixes,
             runtime=spec.get("runtime"), doc=doc, examples=examples,
-            default_enabled=bool(spec.get("default-enabled", True)), source=path.name,
+            default_enabled=bool(spec.get("default-enabled", True)), source=relative,
             unless_present=tuple(spec.get("unless-present", ())),
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
             raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
-            training=bool(spec.get("training", False)),
+            training=bool(spec.get("training", False)), framework=reader.framework,
         )
 
 
@@ -532,9 +559,36 @@ def _check_references(kb: KnowledgeBase) -> None:
             if status not in OP_STATUSES:
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.ops-status: unknown status {status!r}")
     for op in kb.ops.values():
+        if op.fixed_by and op.fixed_by not in kb.groups:
+            raise KnowledgeBaseError(f"op {op.id}.fixed-by: unknown group {op.fixed_by!r}")
         for status in op.status:
             if status.requires and status.requires not in kb.groups:
                 raise KnowledgeBaseError(f"op {op.id}.status: requires unknown group {status.requires!r}")
+
+
+def _merge_extensions(kb: KnowledgeBase) -> None:
+    """A group that ``extends`` another (PyTorch's training calls added to ``training``) hands its
+    matchers and imports to it and goes: the rules see one group, each matcher keeping its
+    framework. Each framework's ``frameworks`` imports are kept apart for the method gate."""
+    modules: dict[str, set[str]] = {}
+    own = kb.groups.get("frameworks")
+    if own is not None:
+        # "transformers.TF*" names some classes of a package another framework owns: the file
+        # facts carry that pattern itself when such a class is imported
+        modules[own.framework] = {m if "*" in m else m.split(".")[0] for m in own.imports}
+    for name, group in list(kb.groups.items()):
+        if group.extends is None:
+            continue
+        base = kb.groups.get(group.extends)
+        if base is None or base.extends is not None:
+            raise KnowledgeBaseError(f"group {name}.extends: unknown group {group.extends!r}")
+        if group.extends == "frameworks":
+            modules.setdefault(group.framework, set()).update(m if "*" in m else m.split(".")[0] for m in group.imports)
+        base.matchers.extend(group.matchers)
+        base.imports = base.imports + tuple(i for i in group.imports if i not in base.imports)
+        base.doc = base.doc + " " + group.doc if group.doc else base.doc
+        del kb.groups[name]
+    kb.framework_modules = {key: frozenset(found) for key, found in modules.items()}
 
 
 def _build_index(kb: KnowledgeBase) -> None:
@@ -547,6 +601,16 @@ def _build_index(kb: KnowledgeBase) -> None:
             for name in matcher.names:
                 index[matcher.kind].setdefault(name, []).append((owner, i))
     kb.index = index
+
+
+def rule_files(directory: Path) -> list[Path]:
+    """The YAML files of a rules folder: its own and those of its framework folders, in a stable order."""
+    return sorted([*directory.glob("*.yaml"), *directory.glob("*/*.yaml")],
+                  key=lambda p: p.relative_to(directory).as_posix())
+
+
+def _relative(directory: Path, path: Path) -> str:
+    return path.relative_to(directory).as_posix()
 
 
 def load(directory: Optional[Path] = None) -> KnowledgeBase:
@@ -564,51 +628,52 @@ def _load_cached(directory: str) -> KnowledgeBase:
     """Parse and validate the rules. Reading YAML is most of a one-file run's start-up, so the
     documents an earlier run read are kept (per user, per content digest) as JSON: data only,
     validated again like the YAML itself; an entry that does not load is rebuilt."""
-    files = sorted(Path(directory).glob("*.yaml"))
+    files = rule_files(Path(directory))
     if not files:
         raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
+    names = [_relative(Path(directory), path) for path in files]
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for name, path in zip(names, files):
+        digest.update(name.encode() + b"\0" + path.read_bytes())
     from detlint._version import __version__
 
     cache_dir = _user_cache()
     cached = cache_dir / f"kb-{__version__}-{digest.hexdigest()[:24]}.json" if cache_dir else None
-    documents = _read_cached_documents(cached, files, digest.hexdigest()) if cached is not None else None
+    documents = _read_cached_documents(cached, names, digest.hexdigest()) if cached is not None else None
     if documents is not None:
         try:
-            return _parse(files, digest.hexdigest()[:16], documents)
+            return _parse(files, names, digest.hexdigest()[:16], documents)
         except Exception:  # a cached copy that does not validate (edited by hand?): read the YAML
             pass
     documents = [_read_yaml(path) for path in files]
-    kb = _parse(files, digest.hexdigest()[:16], documents)
+    kb = _parse(files, names, digest.hexdigest()[:16], documents)
     if cached is not None:
-        _write_cached_documents(cached, files, digest.hexdigest(), documents)
+        _write_cached_documents(cached, names, digest.hexdigest(), documents)
     return kb
 
 
-def _read_cached_documents(cached: Path, files: list[Path], digest: str) -> Optional[list[Any]]:
+def _read_cached_documents(cached: Path, names: list[str], digest: str) -> Optional[list[Any]]:
     import json
 
     try:
         doc = json.loads(cached.read_bytes())
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict) or doc.get("digest") != digest or doc.get("files") != [p.name for p in files]:
+    if not isinstance(doc, dict) or doc.get("digest") != digest or doc.get("files") != names:
         return None
     documents = doc.get("documents")
-    if not isinstance(documents, list) or len(documents) != len(files):
+    if not isinstance(documents, list) or len(documents) != len(names):
         return None
     return documents
 
 
-def _write_cached_documents(cached: Path, files: list[Path], digest: str, documents: list[Any]) -> None:
+def _write_cached_documents(cached: Path, names: list[str], digest: str, documents: list[Any]) -> None:
     """Saved only when JSON gives back exactly what YAML gave (no dates, no non-string keys)."""
     import json
     import tempfile
 
     try:
-        text = json.dumps({"digest": digest, "files": [p.name for p in files], "documents": documents})
+        text = json.dumps({"digest": digest, "files": names, "documents": documents})
         if json.loads(text)["documents"] != documents:
             return
         cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -620,12 +685,13 @@ def _write_cached_documents(cached: Path, files: list[Path], digest: str, docume
         pass
 
 
-def _parse(files: list[Path], digest: str, documents: list[Any]) -> KnowledgeBase:
+def _parse(files: list[Path], names: list[str], digest: str, documents: list[Any]) -> KnowledgeBase:
     into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}, "eras": {}}
-    for path, data in zip(files, documents):
-        _load_file(path, into, data)
+    for path, name, data in zip(files, names, documents):
+        _load_file(path, into, data, name)
     kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
                        digest=digest, eras=list(into["eras"].values()))
+    _merge_extensions(kb)
     _check_references(kb)
     _build_index(kb)
     return kb
@@ -633,8 +699,8 @@ def _parse(files: list[Path], digest: str, documents: list[Any]) -> KnowledgeBas
 
 def kb_digest(directory: Optional[Path] = None) -> str:
     """Hash of the rule files without parsing them (for cache keys)."""
-    directory = directory or rules_dir()
+    directory = Path(directory or rules_dir())
     digest = hashlib.sha256()
-    for path in sorted(Path(directory).glob("*.yaml")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in rule_files(directory):
+        digest.update(_relative(directory, path).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]

@@ -1,4 +1,4 @@
-"""TensorFlow version numbers and ranges, and how the target version of a run is resolved."""
+"""Framework version numbers and ranges: ``2.15``, ``>=2.1,<2.8``."""
 from __future__ import annotations
 
 import re
@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from functools import total_ordering
 from typing import Iterable
 
+from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, framework
+
 # Every TensorFlow minor release the knowledge base describes, oldest first.
-KNOWN_TF_VERSIONS: tuple[str, ...] = (
-    "1.13", "1.14", "1.15",
-    *(f"2.{minor}" for minor in range(0, 22)),
-)
+KNOWN_TF_VERSIONS: tuple[str, ...] = framework("tensorflow").releases
 
 
 @total_ordering
@@ -70,17 +69,22 @@ class VersionRange:
         return self.text or "all versions"
 
 
-def known_versions() -> list[Version]:
-    return [Version.parse(v) for v in KNOWN_TF_VERSIONS]
+def known_versions(key: str = DEFAULT_FRAMEWORK) -> list[Version]:
+    """The releases of framework ``key`` the knowledge base describes, oldest first."""
+    return [Version.parse(v) for v in framework(key).releases]
 
 
-def lowest_allowed(spec: str) -> Version | None:
-    """The oldest known TensorFlow release a requirement specifier allows (the one code must work on)."""
+def newest_known(key: str = DEFAULT_FRAMEWORK) -> Version:
+    return Version.parse(framework(key).releases[-1])
+
+
+def lowest_allowed(spec: str, key: str = DEFAULT_FRAMEWORK) -> Version | None:
+    """The oldest known release a requirement specifier allows (the one code must work on)."""
     try:
         rng = VersionRange.parse(spec)
     except ValueError:
         return None
-    allowed = [v for v in known_versions() if rng.contains(v)]
+    allowed = [v for v in known_versions(key) if rng.contains(v)]
     return allowed[0] if allowed else None
 
 

@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 from detlint.settings.config import Settings
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
+from detlint.knowledge.versions import Version
 from detlint.lint.names import EVALUATION_NAME, EXTERNAL_MODULES, pretty
 from detlint.lint.programs.program import Program, TraceHit
 
@@ -29,7 +30,6 @@ class Evaluator:
     def __init__(self, kb: KnowledgeBase, settings: Settings) -> None:
         self.kb = kb
         self.settings = settings
-        self.version = settings.tf_version
         # rules that report only the ops that name them (reported-by), not every op of a status
         self.dedicated_rules = {op.reported_by for op in kb.ops.values() if op.reported_by}
         # see in_input_pipeline: per file (kept alive here, so its id stays its own), the spans and
@@ -40,13 +40,25 @@ class Evaluator:
         self.not_training_path: Callable[[Path], bool] = lambda path: False
 
     # ---- helpers -------------------------------------------------------------------------------
+    def version(self, owner: Any) -> Version:
+        """The target version of the framework a rule, op or matcher belongs to."""
+        return self.settings.version_of(owner.framework)
+
+    def rule_on(self, rule: Rule) -> bool:
+        return rule.versions.contains(self.version(rule))
+
+    def gated(self, matcher: Matcher, imported: set[str]) -> bool:
+        """A method-name match counts only where its framework is imported (``imported``: the
+        top-level framework modules the file or program imports)."""
+        return not matcher.needs_framework or bool(imported & self.kb.framework_modules.get(matcher.framework, set()))
+
     def fix_text(self, rule: Rule) -> str:
-        fix = rule.fix_for(self.version)
-        return render(fix.title, seed=self.settings.seed, version=self.version) if fix else ""
+        fix = rule.fix_for(self.version(rule))
+        return render(fix.title, seed=self.settings.seed, version=self.version(rule)) if fix else ""
 
     def fix_note(self, rule: Rule) -> str:
-        fix = rule.fix_for(self.version)
-        return render(str(fix.data.get("note", "")), version=self.version) if fix else ""
+        fix = rule.fix_for(self.version(rule))
+        return render(str(fix.data.get("note", "")), version=self.version(rule)) if fix else ""
 
     @staticmethod
     def version_dependent(rule: Rule) -> bool:
@@ -54,11 +66,11 @@ class Evaluator:
         return bool(rule.ops_status) or len({fix.versions.text for fix in rule.fixes}) > 1
 
     def _applies(self, matcher: Matcher, keras_major: int) -> bool:
-        return matcher.applies(self.version, keras_major)
+        return matcher.applies(self.version(matcher), keras_major)
 
     def effective_fix(self, rule: Rule, matcher: Optional[Matcher], api: str = "") -> Optional[dict[str, Any]]:
         """The rule's fix for the target version, with the matched pattern's override on top."""
-        fix = rule.fix_for(self.version)
+        fix = rule.fix_for(self.version(rule))
         spec: dict[str, Any] = dict(fix.data) if fix else {}
         if matcher is not None and matcher.fix:
             spec.update(matcher.fix)
@@ -67,7 +79,7 @@ class Evaluator:
         if matcher is not None and spec.get("action") == "set-args":
             spec["positions"] = {name: cond.pos for name, cond in matcher.kwargs.items() if cond.pos is not None}
         spec.setdefault("safety", "display")
-        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version, api=api)
+        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version(rule), api=api)
         return spec
 
     def _diagnostic(self, rule: Rule, message: str, path: str, hit: Hit, matcher: Optional[Matcher] = None,
@@ -75,8 +87,9 @@ class Evaluator:
         fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
         span = hit.span
-        if self.settings.tf_version_assumed and self.version_dependent(rule):
-            message += f" ({self.settings.tf_version_assumed}; pin tensorflow to be sure)"
+        assumed = self.settings.targets[rule.framework].assumed
+        if assumed and self.version_dependent(rule):
+            message += f" ({assumed}; pin {rule.framework} to be sure)"
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,
             line=span[0] if at_hit else line, col=span[1] if at_hit else (col or 0),
@@ -101,12 +114,12 @@ class Evaluator:
         owner = f"group:{group}"
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
-        frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
+        imported = {m for f in all_facts if f is not None for m in f.frameworks}
         reachable = program.trace + [th for th in program.all_hits if th.path == program.entry and not th.ordered]
         for th in reachable:
             if th.hit.owner == owner:
                 matcher = self.kb.matcher(th.hit.owner, th.hit.index)
-                if matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework):
+                if self._applies(matcher, keras) and self.gated(matcher, imported):
                     return True
         return False
 
@@ -123,7 +136,7 @@ class Evaluator:
         hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
         # what is switched on: group matches that apply to the target version
         present = {h.owner for h in hits
-                   if not h.owner.startswith("group:") or self.kb.matcher(h.owner, h.index).applies(self.version, keras)}
+                   if not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras)}
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
@@ -132,27 +145,28 @@ class Evaluator:
             if kind == "rule":
                 rule = self.kb.rules[key]
                 matcher = rule.matchers[hit.index]
-                if not rule.versions.contains(self.version) or _switched_off(rule, present):
+                if not self.rule_on(rule) or _switched_off(rule, present):
                     continue
                 if rule.training and not training:
                     continue
                 if rule.skip_version_guarded and hit.version_guarded:
                     continue
-                if not self._applies(matcher, keras) or (matcher.needs_framework and not facts.frameworks):
+                if not self._applies(matcher, keras) or not self.gated(matcher, facts.frameworks):
                     continue
                 if matcher.function_arg and not self._function_uses(facts, hit, matcher.function_arg["contains"]):
                     continue
                 message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
                                  label=render(matcher.label, api=pretty(hit.api)),
-                                 value=hit.detail.partition(":")[2], version=self.version, keras=keras,
+                                 value=hit.detail.partition(":")[2], version=self.version(rule), keras=keras,
                                  fix=(self.effective_fix(rule, matcher, pretty(hit.api)) or {}).get("title", ""),
                                  note=self.fix_note(rule), seed=self.settings.seed)
                 out.append(self._diagnostic(rule, message, display, hit, matcher))
             elif kind == "op":
                 op = self.kb.ops[key]
-                status = op.status_at(self.version)
+                status = op.status_at(self.version(op))
                 matcher = op.matchers[hit.index]
-                if status is None or not self._applies(matcher, keras) or (op.phase == "backprop" and (
+                if status is None or not self._applies(matcher, keras) or not self.gated(matcher, facts.frameworks) \
+                        or (op.phase == "backprop" and (
                         trains is False or hit.scope in no_grad or (hit.line, hit.col) in off_gradient)):
                     continue
                 if self.in_input_pipeline(facts, hit):
@@ -160,15 +174,16 @@ class Evaluator:
                 if status.requires and f"group:{status.requires}" not in present:
                     continue  # the code does not use what the status needs (reference variables)
                 for rule in op_rules:
+                    if rule.framework != op.framework:
+                        continue
                     if op.reported_by is not None and rule.code != op.reported_by:
                         continue
                     if op.reported_by is None and rule.code in self.dedicated_rules:
                         continue
-                    if status.status in rule.ops_status and rule.versions.contains(self.version) \
-                            and not _switched_off(rule, present):
-                        note = render(status.note or rule.status_text.get(status.status, ""), version=self.version)
+                    if status.status in rule.ops_status and self.rule_on(rule) and not _switched_off(rule, present):
+                        note = render(status.note or rule.status_text.get(status.status, ""), version=self.version(op))
                         message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
-                                         workaround=status.workaround or op.workaround, version=self.version)
+                                         workaround=status.workaround or op.workaround, version=self.version(op))
                         out.append(self._diagnostic(rule, message, display, hit))
         return out
 
@@ -213,7 +228,7 @@ class Evaluator:
         ``display``), for that module's calls, naming the program as ``program_name``."""
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
-        frameworks = any(getattr(f, "frameworks", None) for f in all_facts)
+        imported = {m for f in all_facts if f is not None for m in f.frameworks}
         entry_hits = [th for th in program.all_hits if th.path == program.entry and not th.ordered]
         # ops in tf.data stages run on the CPU and are never differentiated: no GPU op evidence
         reachable = [th for th in program.trace + entry_hits
@@ -223,7 +238,7 @@ class Evaluator:
             if th.hit.owner != f"group:{group}":
                 return False
             matcher = self.kb.matcher(th.hit.owner, th.hit.index)
-            return matcher.applies(self.version, keras) and (frameworks or not matcher.needs_framework)
+            return self._applies(matcher, keras) and self.gated(matcher, imported)
 
         trains = any(in_group(th, "training") for th in reachable)
         entry_facts = facts_of(program.entry)
@@ -246,6 +261,10 @@ class Evaluator:
                 return False
             spot = (th.hit.line, th.hit.col)
             bound = [(name, l1) for name, l0, c0, l1, c1 in entry_facts.assigned if (l0, c0) <= spot <= (l1, c1)]
+            # only where every training call names what it trains (model.fit); an optimiser's
+            # step or a loss's backward trains whatever built the loss
+            if not all(self.kb.matcher(t.hit.owner, t.hit.index).trains_receiver for t in training_calls):
+                return False
             return bool(bound) and all(_untrained(name, end, entry_facts.assigned, training_calls, program.entry)
                                        for name, end in bound)
 
@@ -259,7 +278,7 @@ class Evaluator:
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
         for rule in self.kb.rules.values():
-            if not rule.versions.contains(self.version) or _switched_off(rule, present):
+            if not self.rule_on(rule) or _switched_off(rule, present):
                 continue
             if rule.training and not training:
                 continue
@@ -285,7 +304,7 @@ class Evaluator:
         witness = [th for th in program.all_hits if present and in_group(th, present)]
         if present and not witness:
             return []
-        uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras)]
+        uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras, program)]
         if not uses:
             return []
         required = check.get("requires")
@@ -326,17 +345,21 @@ class Evaluator:
                    and th.hit.api == hit.api and th.hit.line > hit.line for th in program.all_hits)
 
     def _is_use(self, rule: Rule, check: dict[str, Any], th: TraceHit, in_group: Any, trains: bool,
-                keras: int) -> bool:
+                keras: int, program: Program) -> bool:
         uses = check["uses"]
         if uses == "ops":
             kind, _, key = th.hit.owner.partition(":")
             if kind != "op":
                 return False
             op = self.kb.ops[key]
-            status = op.status_at(self.version)
+            if op.framework != rule.framework:
+                return False
+            status = op.status_at(self.version(op))
             matcher = op.matchers[th.hit.index]
+            if op.fixed_by and any(in_group(other, op.fixed_by) for other in program.all_hits):
+                return False  # a switch of its own (cuDNN's flag for convolutions) covers it
             return (status is not None and status.status in rule.ops_status and not status.requires
-                    and matcher.applies(self.version, keras) and (op.phase == "forward" or trains))
+                    and self._applies(matcher, keras) and (op.phase == "forward" or trains))
         if not in_group(th, uses) or th.hit.displayed:
             return False  # a draw that is only printed or plotted does not feed training
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
@@ -370,7 +393,7 @@ class Evaluator:
             else pretty(first.hit.api)
         use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
-                         version=self.version, keras=self.settings.keras_major, fix=self.fix_text(rule),
+                         version=self.version(rule), keras=self.settings.keras_major, fix=self.fix_text(rule),
                          seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
                          value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
                          use_at=where_of(use.path, use.hit.span[0]), program=program_name)

@@ -354,6 +354,8 @@ class Collector(cst.CSTVisitor):
         for prefix in self.framework_imports:
             if names.within(module, prefix):
                 self.facts.frameworks.add(top)
+                if "*" in prefix:  # some classes of a package another framework owns: the gate's key
+                    self.facts.frameworks.add(prefix)
         for prefix, flavour in KERAS_FLAVOURS.items():
             if module == prefix or module.startswith(prefix + "."):
                 self.facts.keras_flavours.add(flavour)

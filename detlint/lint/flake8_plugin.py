@@ -35,6 +35,8 @@ class Plugin:
         add = manager.add_option
         add("--detlint-tf-version", parse_from_config=True, default=None,
             help="detlint: target TensorFlow version (default: pyproject [tool.detlint], pins, installed)")
+        add("--detlint-torch-version", parse_from_config=True, default=None,
+            help="detlint: target PyTorch version (default: pyproject [tool.detlint], pins, installed)")
         add("--detlint-keras-version", parse_from_config=True, default=None, type=int,
             help="detlint: Keras major version, 2 or 3 (default: from the TensorFlow version)")
         add("--detlint-entry-points", parse_from_config=True, comma_separated_list=True, default=None,
@@ -48,6 +50,7 @@ class Plugin:
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls._options = {
             "tensorflow-version": getattr(options, "detlint_tf_version", None),
+            "torch-version": getattr(options, "detlint_torch_version", None),
             "keras-version": getattr(options, "detlint_keras_version", None),
             "entry-points": getattr(options, "detlint_entry_points", None) or None,
             "seed": getattr(options, "detlint_seed", None),

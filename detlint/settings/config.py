@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
-from detlint.settings.pins import installed_tf_version, pinned_keras_major, pinned_tf_version, version_root
-from detlint.knowledge.versions import KNOWN_TF_VERSIONS, NEWEST_KNOWN, Version, known_versions
+from detlint.knowledge.frameworks import FRAMEWORKS, framework
+from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
+                                   pinned_keras_major, pinned_tf_version, version_root)
+from detlint.knowledge.versions import Version, known_versions, newest_known
 
 if TYPE_CHECKING:
     from detlint.knowledge.kb import Era
@@ -78,16 +80,30 @@ def check_codes(codes: list[str], known: Iterable[str], where: str) -> None:
         raise ConfigError(f"{where}: unknown rule code or prefix {code!r}{hint} ('detlint rule --all' lists them)")
 
 
+NEWEST_SOURCE = "newest version detlint knows"
+
+
+@dataclass
+class Target:
+    """The version of one framework a run checks against, and why."""
+
+    version: Version
+    source: str = NEWEST_SOURCE
+    # set when the version was inferred from the code, not pinned or installed: messages say so
+    assumed: str = ""
+
+
+def _newest_targets() -> dict[str, Target]:
+    return {key: Target(newest_known(key)) for key in FRAMEWORKS}
+
+
 @dataclass
 class Settings:
     project_root: Path
     config_file: Optional[Path] = None
-    tf_version: Version = NEWEST_KNOWN
-    tf_version_source: str = "newest version detlint knows"
+    targets: dict[str, Target] = field(default_factory=_newest_targets)  # framework -> version
     # the folder whose dependency files were read (a subfolder with its own requirements.txt)
     version_root: Optional[Path] = None
-    # set when the version was inferred from the code, not pinned or installed: messages say so
-    tf_version_assumed: str = ""
     keras_major: int = 3
     keras_source: str = "TensorFlow >= 2.16 ships Keras 3"
     seed: int = DEFAULT_SEED
@@ -110,12 +126,31 @@ class Settings:
     max_file_size: int = 1024  # KiB of source (of code, for a notebook)
     file_timeout: float = 60.0  # seconds
 
+    def version_of(self, key: str) -> Version:
+        return self.targets[key].version
+
+    # TensorFlow's target, which the TensorFlow-only settings logic (eras, Keras) reads
+    @property
+    def tf_version(self) -> Version:
+        return self.targets["tensorflow"].version
+
+    @property
+    def tf_version_source(self) -> str:
+        return self.targets["tensorflow"].source
+
+    @property
+    def tf_version_assumed(self) -> str:
+        return self.targets["tensorflow"].assumed
+
     def describe(self) -> dict[str, Any]:
+        versions: dict[str, Any] = {}
+        for key, target in self.targets.items():
+            setting = framework(key).setting
+            versions[setting], versions[f"{setting}-source"] = str(target.version), target.source
         return {
             "project-root": str(self.project_root),
             "config-file": str(self.config_file) if self.config_file else None,
-            "tensorflow-version": str(self.tf_version),
-            "tensorflow-version-source": self.tf_version_source,
+            **versions,
             "version-root": str(self.version_root) if self.version_root else None,
             "keras-version": self.keras_major,
             "keras-version-source": self.keras_source,
@@ -132,7 +167,7 @@ class Settings:
 
 # key -> (type check, attribute)
 _KEYS: dict[str, tuple[type, str]] = {
-    "tensorflow-version": (str, "tf_version"), "keras-version": (int, "keras_major"),
+    **{fw.setting: (str, "targets") for fw in FRAMEWORKS.values()}, "keras-version": (int, "keras_major"),
     "seed": (int, "seed"), "select": (list, "select"), "extend-select": (list, "extend_select"),
     "ignore": (list, "ignore"), "extend-ignore": (list, "ignore"),
     "per-file-ignores": (dict, "per_file_ignores"), "exclude": (list, "exclude"),
@@ -179,11 +214,12 @@ def find_project_root(start: Path) -> Path:
 
 
 def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> None:
-    """No version in the settings: the pins of the version root, else what is installed in the
-    project's environment, unless the code cannot run on that (TF1 graph code, TF 2.21
+    """No TensorFlow version in the settings: the pins of the version root, else what is installed
+    in the project's environment, unless the code cannot run on that (TF1 graph code, TF 2.21
     installed): then the newest version the code's evidence allows, said as assumed."""
     assert settings.version_root is not None
     found = pinned_tf_version(settings.version_root, warn)
+    target = settings.targets["tensorflow"]
     if found is None:
         installed = installed_tf_version(settings.version_root, root)
         from detlint.settings.eras import code_era, project_files
@@ -192,11 +228,20 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> No
         # a few files of another era (a migration guide among current notebooks) decide nothing
         if guess is not None and guess.share >= ERA_SHARE and (installed is None or installed[0] not in guess.versions):
             found = guess.version, guess.describe()
-            settings.tf_version_assumed = f"TensorFlow {guess.version} assumed from {guess.evidence[0]} use"
+            target.assumed = f"TensorFlow {guess.version} assumed from {guess.evidence[0]} use"
         else:
             found = installed
     if found:
-        settings.tf_version, settings.tf_version_source = found
+        target.version, target.source = found
+
+
+def _framework_version(settings: Settings, key: str, root: Path) -> None:
+    """No version of framework ``key`` in the settings: its pins, else what is installed."""
+    assert settings.version_root is not None
+    found = pinned_framework_version(settings.version_root, key, warn) or installed_version(key, settings.version_root,
+                                                                                              root)
+    if found:
+        settings.targets[key].version, settings.targets[key].source = found
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -233,8 +278,8 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             raise ConfigError(f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(_KEYS))}")
         expected, attr = _KEYS[key]
         label = f"--{key}" if where == "command line" else f"{where}: {key}"
-        if key == "tensorflow-version" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            raise ConfigError(f"{where}: tensorflow-version must be a quoted string such as \"2.10\"; "
+        if attr == "targets" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key} must be a quoted string such as \"2.10\"; "
                               f"unquoted, TOML reads it as the number {value!r}")
         if key in ("max-file-size", "file-timeout"):  # a number >= 0 (KiB, seconds); 0 = no limit
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
@@ -247,9 +292,11 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             raise ConfigError(f"{where}: {key} must be a {expected.__name__}, got {value!r}")
         if expected is list and not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: {key} must be a list of strings")
-        if key == "tensorflow-version":
-            settings.tf_version = parse_version_option(value, f"{where}: tensorflow-version")
-            settings.tf_version_source = f"{where} tensorflow-version"
+        if attr == "targets":
+            fw = next(f for f in FRAMEWORKS.values() if f.setting == key)
+            version = parse_version_option(value, f"{where}: {key}", fw.key)
+            source = fw.option if where == "command line" else f"{where} {key}"
+            settings.targets[fw.key] = Target(version, source)
             continue
         if key == "seed":
             try:
@@ -295,14 +342,15 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
         setattr(settings, attr, value)
 
 
-def parse_version_option(text: str, where: str) -> Version:
+def parse_version_option(text: str, where: str, key: str = "tensorflow") -> Version:
+    fw = framework(key)
     try:
         version = Version.parse(text)
     except ValueError:
-        raise ConfigError(f"{where}: {text!r} is not a TensorFlow version such as 2.15") from None
-    if version not in known_versions():
-        raise ConfigError(f"{where}: TensorFlow {version} is outside the versions detlint knows "
-                          f"({KNOWN_TF_VERSIONS[0]} to {KNOWN_TF_VERSIONS[-1]})")
+        raise ConfigError(f"{where}: {text!r} is not a {fw.title} version such as {fw.releases[-1]}") from None
+    if version not in known_versions(key):
+        raise ConfigError(f"{where}: {fw.title} {version} is outside the versions detlint knows "
+                          f"({fw.releases[0]} to {fw.releases[-1]})")
     return version
 
 
@@ -337,11 +385,13 @@ def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
                 _apply_table(settings, dict(table), f"{pyproject.name} [tool.detlint]", known_codes)
     if cli:
         _apply_table(settings, {k: v for k, v in cli.items() if v is not None}, "command line", known_codes)
-        if cli.get("tensorflow-version") is not None:
-            settings.tf_version_source = "--tf-version"
     settings.version_root = version_root(start, root)
-    if settings.tf_version_source == "newest version detlint knows":
-        _target_version(settings, root, eras)
+    for key, target in settings.targets.items():
+        if target.source == NEWEST_SOURCE:
+            if key == "tensorflow":
+                _target_version(settings, root, eras)
+            else:
+                _framework_version(settings, key, root)
     if "keras-version" not in (settings.keras_source or "") and not settings.keras_source.endswith("keras-version"):
         pinned_keras = pinned_keras_major(settings.version_root, warn)
         if pinned_keras is not None:

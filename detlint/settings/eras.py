@@ -61,6 +61,15 @@ def _raw(path: Path) -> str:
         return ""
 
 
+def cell_source(cell: dict) -> str:
+    """A notebook cell's source, as a list of lines or one string; anything else (a damaged
+    notebook) gives what text there is."""
+    source = cell.get("source")
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
 
 
@@ -72,8 +81,7 @@ def code_text(path: Path, raw: str) -> str:
             cells = json.loads(raw).get("cells", [])
         except (ValueError, AttributeError, RecursionError):
             return ""
-        raw = "\n".join("".join(c.get("source") or []) if isinstance(c.get("source"), list) else str(c.get("source"))
-                        for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
+        raw = "\n".join(cell_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code")
     return _COMMENT_LINE.sub("", raw)
 
 
@@ -148,7 +156,7 @@ def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
     for cell in cells if isinstance(cells, list) else []:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        source = "".join(cell.get("source") or []) if isinstance(cell.get("source"), list) else str(cell.get("source"))
+        source = cell_source(cell)
         if not _PRINTS_TF_VERSION.search(source) or _OTHER_VERSION.search(source):
             continue
         for output in cell.get("outputs") or []:

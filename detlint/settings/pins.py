@@ -15,24 +15,30 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from detlint.knowledge.versions import NEWEST_KNOWN, Version, VersionRange, known_versions, lowest_allowed
+from detlint.knowledge.frameworks import framework
+from detlint.knowledge.versions import Version, VersionRange, known_versions, lowest_allowed, newest_known
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.9/3.10 only
     import tomli as tomllib
 
-TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
-                    "tensorflow-intel", "tensorflow-aarch64")
+TF_DISTRIBUTIONS = framework("tensorflow").distributions
 # a package name ends where a name cannot go on: `tensorflow-datasets` and `keras-tuner` are not
 # TensorFlow or Keras
 _END = r"(?![\w.-])"
-_TF_REQ = re.compile(r"^\s*(tensorflow(?:-cpu|-gpu|-macos|-intel|-aarch64)?|tf-nightly)" + _END +
-                     r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
+
+
+def _requirement_of(names: tuple[str, ...]) -> "re.Pattern[str]":
+    """A requirement line naming one of ``names``: (name, extras, specifier)."""
+    return re.compile(r"^\s*(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + ")" + _END +
+                      r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
+
+
+_TF_REQ = _requirement_of(TF_DISTRIBUTIONS)
 _KERAS_REQ = re.compile(r"^\s*(keras|keras-core|keras_core|tf-keras|tf_keras)" + _END +
                         r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
 DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Pipfile")
-OLDEST_KNOWN = known_versions()[0]
 MAX_BYTES = 1 << 20
 
 Warn = Callable[[str], None]
@@ -198,22 +204,35 @@ def _pins(lines: list[tuple[str, str]], pattern: "re.Pattern[str]") -> Iterator[
             yield match.group(1), match.group(3).strip(), where
 
 
-def pinned_version(spec: str) -> Optional[tuple[Version, str]]:
+def pinned_version(spec: str, key: str = "tensorflow") -> Optional[tuple[Version, str]]:
     """The version a specifier means for checking: the oldest known release it allows (the one
     the code must work on). A pin older than every known release means the oldest known one, and
     says so; None when the specifier allows every version (a bare name) or cannot be read."""
-    found = lowest_allowed(spec)
+    found = lowest_allowed(spec, key)
     if found is not None:
         return (found, "") if spec.strip() else None
     try:
         rng = VersionRange.parse(spec)
     except ValueError:
         return None
-    if any(rng.contains(Version(1, minor)) for minor in range(OLDEST_KNOWN.minor)) or \
-            any(rng.contains(Version(0, minor)) for minor in range(13)):
-        return OLDEST_KNOWN, (f"older than any version detlint knows; checked as {OLDEST_KNOWN}, "
-                              f"where TensorFlow has no GPU determinism switch")
-    return NEWEST_KNOWN, f"newer than any version detlint knows; checked as {NEWEST_KNOWN}"
+    oldest, newest = known_versions(key)[0], newest_known(key)
+    if any(rng.contains(Version(major, minor)) for major in range(oldest.major + 1) for minor in range(100)
+           if Version(major, minor) < oldest):
+        about = framework(key).before_oldest
+        return oldest, f"older than any version detlint knows; checked as {oldest}" + (f", {about}" if about else "")
+    return newest, f"newer than any version detlint knows; checked as {newest}"
+
+
+def pinned_framework_version(folder: Path, key: str, warn: Warn) -> Optional[tuple[Version, str]]:
+    """The version of framework ``key`` the dependency files of ``folder`` pin, and where."""
+    if key == "tensorflow":
+        return pinned_tf_version(folder, warn)
+    for package, spec, where in _pins(requirement_lines(folder, warn), _requirement_of(framework(key).distributions)):
+        found = pinned_version(spec, key)
+        if found is not None:
+            version, note = found
+            return version, f"{where} pins {package}{spec}" + (f" ({note})" if note else "")
+    return None
 
 
 def pinned_tf_version(folder: Path, warn: Warn) -> Optional[tuple[Version, str]]:
@@ -249,9 +268,10 @@ def pinned_keras_major(folder: Path, warn: Warn) -> Optional[tuple[int, str]]:
     return None
 
 
-def _dist_versions(site_packages: Path) -> Iterator[tuple[str, Version, str]]:
-    """(distribution, version, full version text) of each TensorFlow package installed there."""
-    for dist in TF_DISTRIBUTIONS:
+def _dist_versions(site_packages: Path, distributions: tuple[str, ...] = TF_DISTRIBUTIONS
+                   ) -> Iterator[tuple[str, Version, str]]:
+    """(distribution, version, full version text) of each of ``distributions`` installed there."""
+    for dist in distributions:
         for info in sorted(site_packages.glob(dist.replace("-", "_") + "-*.dist-info")):
             full = info.name[len(dist) + 1:-len(".dist-info")]
             try:
@@ -278,25 +298,30 @@ def project_interpreters(root: Path) -> list[tuple[Path, str]]:
 
 
 def installed_tf_version(*roots: Path) -> Optional[tuple[Version, str]]:
-    """The installed TensorFlow, read from package metadata (TensorFlow is never imported): in the
+    return installed_version("tensorflow", *roots)
+
+
+def installed_version(key: str, *roots: Path) -> Optional[tuple[Version, str]]:
+    """The installed framework ``key``, read from package metadata (it is never imported): in the
     project's own environment first (a pre-commit hook runs in an environment of its own, so the
     hook and the command line give the same answer), then the one detlint runs in."""
+    distributions = framework(key).distributions
     prefixes = [found for root in dict.fromkeys(roots) for found in project_interpreters(root)]
     for prefix, label in dict.fromkeys(prefixes):
         for site in _site_packages(prefix):
-            for dist, version, full in _dist_versions(site):
+            for dist, version, full in _dist_versions(site, distributions):
                 return version, f"{dist} {full} installed in {label}"
     # detlint's own environment: its site-packages folders are read the same way (importing
     # importlib.metadata alone costs a cold single-file run 70 ms); other layouts ask it
     own = [Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
     for site in own:
-        for dist, version, full in _dist_versions(site):
+        for dist, version, full in _dist_versions(site, distributions):
             return version, f"installed {dist} {full}"
     if own:
         return None
     from importlib import metadata
 
-    for dist in TF_DISTRIBUTIONS:
+    for dist in distributions:
         try:
             return Version.parse(metadata.version(dist)), f"installed {dist} {metadata.version(dist)}"
         except (metadata.PackageNotFoundError, ValueError):

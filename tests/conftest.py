@@ -14,6 +14,7 @@ EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<codes>DET\d{3}(?:\s*,\s*DET\d{3})*)")
 HEADER_RE = re.compile(r"#\s*fixture:\s*tf-version=(?P<version>[\d.]+)")
 TORCH_HEADER_RE = re.compile(r"#\s*fixture:\s*torch-version=(?P<version>[\d.]+)")
 DEFAULT_VERSION = "2.21"
+NEWEST_TORCH = "2.15"
 
 
 # A tf.data pipeline whose parallel map returns elements in completion order; {before} runs before
@@ -82,7 +83,8 @@ def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
     from detlint.lint.engine import Linter
 
     # the fixtures live under tests/, a default not-training folder: check them as training code
-    cli = {"tensorflow-version": version, "not-training": [], **overrides}
+    # the newest PyTorch unless asked (not the one installed here, which a fixture would then follow)
+    cli = {"tensorflow-version": version, "torch-version": NEWEST_TORCH, "not-training": [], **overrides}
     settings = load_settings([root or ROOT], cli, isolated=True)
     return Linter(settings)
 

@@ -355,7 +355,8 @@ def api_names() -> list[tuple[str, str]]:
               + [(f"op {i}", o.matchers) for i, o in kb.ops.items()])
     for owner, matchers in owners:
         for matcher in matchers:
-            if matcher.kind in ("call", "bare", "attr-assign") and matcher.api_versions.contains(TF_VERSION):
+            if matcher.kind in ("call", "bare", "attr-assign") and matcher.framework == "tensorflow" \
+                    and matcher.api_versions.contains(TF_VERSION):
                 out.extend((owner, name) for name in matcher.names)
     return sorted(set(out))
 

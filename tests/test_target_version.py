@@ -257,3 +257,52 @@ def test_tf2_seeding_and_lr_mean_early_tf2_whatever_a_few_tf1_lessons_say(tmp_pa
     settings = settings_of(tmp_path)
     assert str(settings.tf_version) == "2.0"
     assert "tf.random.set_seed" in settings.tf_version_source and "Adam(lr=" in settings.tf_version_source
+
+
+def test_a_damaged_notebook_cell_is_no_evidence_and_no_crash(tmp_path: Path) -> None:
+    """Cell sources of numbers or null (a notebook a tool wrote badly) are read as no text."""
+    broken = json.loads(notebook(("import tensorflow as tf\nsess = tf.Session()", [])))
+    broken["cells"].append({"cell_type": "code", "metadata": {}, "source": [1, None, "x = 1\n"], "outputs": []})
+    broken["cells"].append({"cell_type": "code", "metadata": {}, "source": 7, "outputs": []})
+    write(tmp_path, {".git/HEAD": "", "old.ipynb": json.dumps(broken)})
+    assert str(settings_of(tmp_path).tf_version) == "1.15"
+    result = detlint(".", cwd=tmp_path)
+    assert result.returncode in (0, 1) and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("files, version, source", [
+    ({"requirements.txt": "numpy\ntorch==1.8.1\n"}, "1.8", "requirements.txt pins torch==1.8.1"),
+    ({"pyproject.toml": '[project]\nname = "x"\ndependencies = ["torch>=2.2,<3"]\n'}, "2.2", "pyproject.toml pins torch>=2.2,<3"),
+    ({"requirements.txt": "torchvision==0.20\ntorch-geometric\n"}, "2.15", "newest version detlint knows"),
+    ({"requirements.txt": "torch==1.4.0\n"}, "1.7", "older than any version detlint knows; checked as 1.7"),
+])
+def test_the_torch_version_comes_from_the_pins(tmp_path: Path, files: dict[str, str], version: str,
+                                               source: str) -> None:
+    write(tmp_path, {".git/HEAD": "", "train.py": "import torch\n", **files})
+    target = settings_of(tmp_path).targets["torch"]
+    assert (str(target.version), source in target.source) == (version, True), target
+
+
+def test_the_torch_version_from_the_environment_option_and_table(tmp_path: Path) -> None:
+    write(tmp_path / "proj", {".git/HEAD": "", "train.py": "import torch\n"})
+    fake_environment(tmp_path / "proj" / ".venv", "torch", "2.4.1+cu121")
+    target = settings_of(tmp_path / "proj").targets["torch"]
+    assert (str(target.version), target.source) == ("2.4", f"torch 2.4.1+cu121 installed in {tmp_path / 'proj' / '.venv'}")
+    shown = json.loads(detlint("--show-settings", "--torch-version", "1.12", "train.py", cwd=tmp_path / "proj").stdout)
+    assert (shown["torch-version"], shown["torch-version-source"]) == ("1.12", "--torch-version")
+    assert shown["tensorflow-version-source"] != "--torch-version"
+    write(tmp_path / "proj", {"pyproject.toml": '[tool.detlint]\ntorch-version = "2.9"\n'})
+    shown = json.loads(detlint("--show-settings", "train.py", cwd=tmp_path / "proj").stdout)
+    assert (shown["torch-version"], shown["torch-version-source"]) == ("2.9", "pyproject.toml [tool.detlint] torch-version")
+    bad = detlint("--torch-version", "3.4", "train.py", cwd=tmp_path / "proj")
+    assert bad.returncode == 2 and "PyTorch 3.4 is outside the versions detlint knows (1.7 to 2.15)" in bad.stderr
+
+
+def test_the_torch_version_decides_the_message_and_fix(tmp_path: Path) -> None:
+    program = ("import torch\ntorch.manual_seed(0)\nconv = torch.nn.Conv2d(3, 8, 3)\n"
+               "opt = torch.optim.SGD(conv.parameters(), lr=0.1)\nconv(x).sum().backward()\nopt.step()\n")
+    write(tmp_path, {".git/HEAD": "", "train.py": program})
+    old = detlint("--torch-version", "1.7", "train.py", cwd=tmp_path).stdout
+    new = detlint("--torch-version", "2.4", "train.py", cwd=tmp_path).stdout
+    assert "PyTorch 1.7" in old and "torch.set_deterministic(True)" in old
+    assert "PyTorch 2.4" in new and "torch.use_deterministic_algorithms(True)" in new

@@ -18,15 +18,16 @@ from typing import Optional
 from detlint.lint.collect import collect
 from detlint.lint.engine import Linter, read_source, real
 from detlint.fix.cleanup import tidy_after_fix
-from detlint.fix.placement import Position, seed_call
+from detlint.fix.placement import DEFAULT_ALIASES, Position, seed_call
 from detlint.fix.fixes import FixError, apply_plan, is_applicable, plan_for
 from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.files.notebook import Notebook, NotebookError
 
 MAX_PASSES = 6
-PROBE_IMPORTS = "import os\nimport random\nimport numpy as np\nimport tensorflow as tf\nimport keras\n"
-PROBE_ALIASES = {"tf": "tf", "np": "np", "keras": "keras", "os": "os", "random": "random"}
+# the probe imports every module a fix names under its usual name ({tf}, {np}, {torch}, ...)
+PROBE_IMPORTS = "".join(f"import {module} as {alias}\n" for module, alias in DEFAULT_ALIASES.items())
+PROBE_ALIASES = {alias: alias for alias in DEFAULT_ALIASES.values()}
 
 
 @dataclass

@@ -186,3 +186,29 @@ def test_every_torch_api_name_exists_in_the_installed_torch() -> None:
             missing.append(f"{owner}: {name}")
     assert not missing, f"names the knowledge base claims exist in PyTorch {TORCH_VERSION}:\n" + "\n".join(missing)
     assert checked > 60
+
+
+def test_apply_makes_an_unseeded_torch_program_repeatable(tmp_path: Path) -> None:
+    """detlint.apply() before torch is imported seeds it and turns deterministic algorithms on,
+    as --fix would write for the installed version."""
+    script = tmp_path / "train.py"
+    script.write_text("import detlint\nreport = detlint.apply(seed=3)\n" + TRAINING
+                      + "import torch\nprint('DETERMINISTIC', torch.are_deterministic_algorithms_enabled())\n"
+                      + "print('REPORT', [str(a) for a in report.by_code('DET601') + report.by_code('DET602')])\n")
+    first, second = run_python(script), run_python(script)
+    assert first == second
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "DETERMINISTIC True" in proc.stdout and "torch.manual_seed(3)" in proc.stdout, proc.stdout
+
+
+def test_the_launcher_sets_the_cublas_workspace_only_where_the_torch_version_needs_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from detlint.runtime import shim
+
+    for version, expected in (("2.4", ":4096:8"), ("1.8", ":4096:8"), ("2.10", None), (str(TORCH_VERSION), None)):
+        monkeypatch.setattr(shim, "installed_versions",
+                            lambda v=version: {"tensorflow": None, "torch": Version.parse(v)})
+        assert shim.environment_for(None, 1).get("CUBLAS_WORKSPACE_CONFIG") == expected, version
+        planned = dict(shim.plan(None, 1))
+        assert planned["DET601"] == ["{torch}.manual_seed(1)"]
+        assert ("DET605" in planned) == (expected is not None), version

@@ -244,8 +244,8 @@ def test_runtime_runs_exactly_what_fix_writes(version: str) -> None:
     planned = dict(runtime.plan(v, seed=42))
     for rule in KB.rules.values():
         fix = rule.fix_for(v)
-        if not rule.runtime or rule.runtime.get("action") != "run-fix" or fix is None:
-            continue
+        if not rule.runtime or rule.runtime.get("action") != "run-fix" or fix is None or rule.framework != "tensorflow":
+            continue  # PyTorch's: test_real_torch_claims
         assert planned[rule.code] == [line.replace("{seed}", "42") for line in fix.data["code"]]
     env = runtime.environment_for(v, 42)
     if Version(2, 1) <= v < Version(2, 8):

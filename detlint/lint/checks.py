@@ -1,6 +1,7 @@
 """Turns collected facts into diagnostics for the target version: file rules and program rules."""
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -23,7 +24,8 @@ class _Blank(dict):
 def render(template: str, **values: Any) -> str:
     """Fill ``{placeholders}``; unknown ones become empty, and doubled spaces are tidied."""
     text = string.Formatter().vformat(template, (), _Blank(values))
-    return " ".join(text.split())
+    # an empty placeholder before punctuation ("{where}, and") leaves no space before it
+    return re.sub(r" ([,;])", r"\1", " ".join(text.split()))
 
 
 class Evaluator:

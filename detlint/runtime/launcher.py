@@ -21,7 +21,7 @@ BOOT = Path(__file__).resolve().parent / "_boot"
 HOME = Path(__file__).resolve().parents[2]  # the folder that holds the detlint package
 ENV_HOME = "DETLINT_HOME"
 DESCRIPTION = """Start a program with PYTHONHASHSEED and the determinism switches of the installed
-TensorFlow set before its interpreter starts, and detlint.apply() already called inside it.
+TensorFlow and PyTorch set before its interpreter starts, and detlint.apply() already called inside it.
 Arguments, stdio, signals and the exit code are the program's own."""
 
 

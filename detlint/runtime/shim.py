@@ -1,7 +1,7 @@
 """``detlint.apply()``: the knowledge base's fixes, applied inside the running process.
 
 Every action comes from a rule's ``runtime`` entry; ``run-fix`` runs exactly the lines that
-``detlint --fix`` would insert for the installed TensorFlow version, so the static and runtime
+``detlint --fix`` would insert for the installed version of each framework, so the static and runtime
 answers cannot disagree. Frameworks the program has not imported are not imported: their
 actions wait for the import (see ``imports_hook``).
 """
@@ -20,7 +20,8 @@ from typing import Any, Callable, Optional
 
 from detlint.knowledge import kb as kb_module
 from detlint.runtime.imports_hook import when_imported
-from detlint.knowledge.versions import NEWEST_KNOWN, Version
+from detlint.knowledge.frameworks import FRAMEWORKS, framework
+from detlint.knowledge.versions import Version, newest_known
 
 DONE, PENDING, ALREADY, NOT_NEEDED, ABSENT, UNFIXABLE, FAILED = (
     "done", "pending", "already done", "not needed", "absent", "unfixable", "failed")
@@ -47,6 +48,8 @@ class Report:
     tf_version: Optional[str]
     seed: int
     actions: list[Action] = field(default_factory=list)
+    # every framework's installed version ("torch": "2.13"), None where it is not installed
+    versions: dict[str, Optional[str]] = field(default_factory=dict)
 
     @property
     def unfixable(self) -> list[Action]:
@@ -56,7 +59,9 @@ class Report:
         return [a for a in self.actions if a.code == code]
 
     def __str__(self) -> str:
-        head = f"detlint.apply(seed={self.seed}) for TensorFlow {self.tf_version or 'not installed'}"
+        found = self.versions or {"tensorflow": self.tf_version}
+        head = f"detlint.apply(seed={self.seed}) for " + ", ".join(
+            f"{framework(key).title} {version or 'not installed'}" for key, version in found.items())
         return "\n".join([head, *(f"  {a}" for a in self.actions)])
 
 
@@ -83,10 +88,24 @@ def installed(name: str) -> bool:
 
 
 def tf_version() -> Optional[Version]:
-    from detlint.settings.pins import installed_tf_version
+    return installed_versions()["tensorflow"]
 
-    found = installed_tf_version()
-    return found[0] if found else None
+
+def installed_versions() -> dict[str, Optional[Version]]:
+    """Each framework's installed version, read from package metadata (nothing is imported)."""
+    from detlint.settings.pins import installed_version
+
+    found = {key: installed_version(key) for key in FRAMEWORKS}
+    return {key: value[0] if value else None for key, value in found.items()}
+
+
+def target_versions(tf: Optional[Version] = None) -> dict[str, Version]:
+    """The version each framework's fixes are taken for: ``tf`` for TensorFlow if given, else the
+    installed version, else the newest known."""
+    installed = installed_versions()
+    if tf is not None:
+        installed["tensorflow"] = tf
+    return {key: installed[key] or newest_known(key) for key in FRAMEWORKS}
 
 
 def keras_major(version: Optional[Version]) -> int:
@@ -96,11 +115,13 @@ def keras_major(version: Optional[Version]) -> int:
 
 # ---- actions ---------------------------------------------------------------------------------------
 class _Runner:
-    def __init__(self, report: Report, kb: kb_module.KnowledgeBase, version: Version, tf_present: bool) -> None:
+    def __init__(self, report: Report, kb: kb_module.KnowledgeBase, versions: dict[str, Version],
+                 present: set[str]) -> None:
         self.report = report
         self.kb = kb
-        self.version = version
-        self.tf_present = tf_present
+        self.versions = versions  # framework -> the version whose fixes run
+        self.version = versions["tensorflow"]  # for the TensorFlow-only actions
+        self.tf_present = "tensorflow" in present
 
     def add(self, code: str, what: str, status: str, detail: str = "") -> Action:
         action = Action(code, what, status, detail)
@@ -122,9 +143,14 @@ class _Runner:
 
     # run-fix: execute the lines --fix would insert for this version
     def run_fix(self, rule: kb_module.Rule, spec: dict[str, Any]) -> None:
-        fix = rule.fix_for(self.version)
+        version = self.versions[rule.framework]
+        title = framework(rule.framework).title
+        fix = rule.fix_for(version)
+        if not rule.versions.contains(version):
+            self.add(rule.code, rule.summary, NOT_NEEDED, f"not needed in {title} {version}")
+            return
         if fix is None or fix.data.get("action") != "insert":
-            self.add(rule.code, rule.summary, NOT_NEEDED, f"no run-time fix for TF {self.version}")
+            self.add(rule.code, rule.summary, NOT_NEEDED, f"no run-time fix for {title} {version}")
             return
         needed_pkg = spec.get("when-installed")
         if needed_pkg and not installed(needed_pkg):
@@ -142,6 +168,8 @@ class _Runner:
             self.add(rule.code, _describe(lines), ABSENT, f"{', '.join(missing)} not installed")
             return
         action = self.add(rule.code, _describe(lines), DONE)
+        if spec.get("before-cuda") and _torch_cuda_started():
+            action.status, action.detail = UNFIXABLE, "CUDA is already initialised; set it before torch starts CUDA (detlint run)"
 
         def work(_: ModuleType) -> None:
             namespace = {placeholder: importlib.import_module(mod) for placeholder, mod in imports.items()}
@@ -317,6 +345,14 @@ ACTIONS = {"run-fix": _Runner.run_fix, "unset-env": _Runner.unset_env, "check-ha
 ORDER = {"check-hashseed": 0, "unset-env": 1, "xla-off": 2, "run-fix": 3, "data-deterministic": 4}
 
 
+def _torch_cuda_started() -> bool:
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # an odd torch build: say nothing rather than guess
+        return False
+
+
 def runtime_rules(kb: kb_module.KnowledgeBase) -> list[kb_module.Rule]:
     rules = [r for r in kb.rules.values() if r.runtime]
     return sorted(rules, key=lambda r: (ORDER.get(r.runtime["action"], 9), r.code))
@@ -340,9 +376,11 @@ def apply(seed: int = 42, *, strict: bool = False, require_hashseed: bool = Fals
         report = _applied[seed]
     else:
         kb = kb_module.load()
-        version = tf_version()
-        report = Report(tf_version=str(version) if version else None, seed=seed)
-        runner = _Runner(report, kb, version or NEWEST_KNOWN, version is not None)
+        installed_now = installed_versions()
+        version = installed_now["tensorflow"]
+        report = Report(tf_version=str(version) if version else None, seed=seed,
+                        versions={key: str(v) if v else None for key, v in installed_now.items()})
+        runner = _Runner(report, kb, target_versions(), {key for key, v in installed_now.items() if v})
         for rule in runtime_rules(kb):
             ACTIONS[rule.runtime["action"]](runner, rule, rule.runtime)
         if version is None:
@@ -359,13 +397,15 @@ def apply(seed: int = 42, *, strict: bool = False, require_hashseed: bool = Fals
 
 
 def plan(version: Optional[Version], seed: int) -> list[tuple[str, list[str]]]:
-    """The code lines ``apply()`` runs for ``version`` (its run-fix actions), without running them."""
+    """The code lines ``apply()`` runs for TensorFlow ``version`` (and the installed versions of
+    the other frameworks): its run-fix actions, without running them."""
     kb = kb_module.load()
+    versions = target_versions(version)
     out = []
     for rule in runtime_rules(kb):
-        if (rule.runtime or {}).get("action") != "run-fix":
+        if (rule.runtime or {}).get("action") != "run-fix" or not rule.versions.contains(versions[rule.framework]):
             continue
-        fix = rule.fix_for(version or NEWEST_KNOWN)
+        fix = rule.fix_for(versions[rule.framework])
         if fix is not None and fix.data.get("action") == "insert":
             out.append((rule.code, [line.replace("{seed}", str(seed)) for line in fix.data["code"]]))
     return out
@@ -373,14 +413,18 @@ def plan(version: Optional[Version], seed: int) -> list[tuple[str, list[str]]]:
 
 def environment_for(version: Optional[Version], seed: int) -> dict[str, str]:
     """Variables a launcher sets before the interpreter starts: PYTHONHASHSEED and the
-    environment lines of the run-time fixes for this TensorFlow version."""
+    environment lines of the run-time fixes for this TensorFlow version and the installed
+    versions of the other frameworks (CUBLAS_WORKSPACE_CONFIG for PyTorch 1.7-2.9)."""
     kb = kb_module.load()
+    versions = target_versions(version)
     env = {"PYTHONHASHSEED": "0"}
     for rule in runtime_rules(kb):
         spec = rule.runtime or {}
         if spec.get("action") != "run-fix" or (spec.get("when-installed") and not installed(spec["when-installed"])):
             continue
-        fix = rule.fix_for(version or NEWEST_KNOWN)
+        if not rule.versions.contains(versions[rule.framework]):
+            continue
+        fix = rule.fix_for(versions[rule.framework])
         for line in (fix.data.get("code", []) if fix else []):
             match = ENV_LINE.search(line)
             if match:

@@ -32,8 +32,9 @@ def options_for(text: str) -> list[str]:
     version = fixture_version_from_text(text)
     first = text.splitlines()[0]
     opt_in = first.split("extend-select=")[1].split()[0] if "extend-select=" in first else None
-    return ["--tf-version", version, "--isolated", "--fix"] + ([] if "safe-only" in first else ["--unsafe-fixes"]) \
-        + (["--extend-select", opt_in] if opt_in else [])
+    torch = first.split("torch-version=")[1].split()[0] if "torch-version=" in first else "2.15"
+    return ["--tf-version", version, "--torch-version", torch, "--isolated", "--fix"] \
+        + ([] if "safe-only" in first else ["--unsafe-fixes"]) + (["--extend-select", opt_in] if opt_in else [])
 
 
 def fixture_version_from_text(text: str) -> str:

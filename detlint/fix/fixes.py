@@ -78,7 +78,8 @@ def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: 
         elif action == "add-call-parens":
             plan.add_parens.add(pos)
         elif action == "edit-value":
-            plan.edit_values[pos] = {k: str(v) for k, v in spec.items() if k in ("pattern", "replacement", "value")}
+            plan.edit_values[pos] = {k: str(v) for k, v in spec.items()
+                                     if k in ("pattern", "replacement", "value", "code")}
         else:
             continue
         used.append(diag)
@@ -174,7 +175,7 @@ class _Apply(cst.CSTTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         pos = self._pos(original)
         if pos in self.plan.edit_values:
-            value = _edited_string(updated.value, self.plan.edit_values[pos])
+            value = _edited_value(updated.value, self.plan.edit_values[pos])
             if value is not None:
                 self.done.add(pos)
                 return updated.with_changes(value=value)
@@ -210,6 +211,16 @@ class _Apply(cst.CSTTransformer):
             wrapped = cst.parse_expression(self.plan.wrap_calls[pos].replace("{call}", self.module.code_for_node(inner)))
             return wrapped.with_changes(lpar=updated.lpar, rpar=updated.rpar)
         return updated
+
+
+def _edited_value(node: cst.BaseExpression, edit: dict[str, str]) -> Optional[cst.BaseExpression]:
+    """The assigned value edited: a literal constant (``True``, ``4``) replaced by ``code``
+    (``torch.backends.cudnn.benchmark = False``), else a string edited as below."""
+    if "code" in edit:
+        literal = isinstance(node, (cst.Integer, cst.Float)) or (isinstance(node, cst.Name)
+                                                                 and node.value in ("True", "False", "None"))
+        return cst.parse_expression(edit["code"]) if literal else None
+    return _edited_string(node, edit)
 
 
 def _edited_string(node: cst.BaseExpression, edit: dict[str, str]) -> Optional[cst.SimpleString]:

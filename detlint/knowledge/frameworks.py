@@ -20,6 +20,10 @@ class Framework:
     setting: str  # the [tool.detlint] key: "torch-version"
     # said when a pin is older than every known release
     before_oldest: str = ""
+    # does a floor-only pin (``>=1.12``) say which version the code is for? For TensorFlow it
+    # marks an era (TF1 graph code pinned >=1.12 cannot run on TF 2); PyTorch's API has been
+    # stable since 1.0, so ``torch>=0.4`` is only a minimum that today's releases meet
+    floor_is_era: bool = True
 
 
 FRAMEWORKS: dict[str, Framework] = {
@@ -36,7 +40,7 @@ FRAMEWORKS: dict[str, Framework] = {
         releases=(*(f"1.{minor}" for minor in range(7, 14)), *(f"2.{minor}" for minor in range(0, 16))),
         distributions=("torch",),
         option="--torch-version", setting="torch-version",
-        before_oldest="where PyTorch has no determinism switch"),
+        before_oldest="where PyTorch has no determinism switch", floor_is_era=False),
 }
 DEFAULT_FRAMEWORK = "tensorflow"  # rules directly under rules/ (a project's own, older layout)
 

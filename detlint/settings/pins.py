@@ -223,11 +223,18 @@ def pinned_version(spec: str, key: str = "tensorflow") -> Optional[tuple[Version
     return newest, f"newer than any version detlint knows; checked as {newest}"
 
 
+def _floor_only(spec: str) -> bool:
+    clauses = [c.strip() for c in spec.split(",") if c.strip()]
+    return bool(clauses) and all(c.startswith(">") for c in clauses)  # >= and > only
+
+
 def pinned_framework_version(folder: Path, key: str, warn: Warn) -> Optional[tuple[Version, str]]:
     """The version of framework ``key`` the dependency files of ``folder`` pin, and where."""
     if key == "tensorflow":
         return pinned_tf_version(folder, warn)
     for package, spec, where in _pins(requirement_lines(folder, warn), _requirement_of(framework(key).distributions)):
+        if not framework(key).floor_is_era and _floor_only(spec):
+            continue  # a minimum, met by the installed or newest release
         found = pinned_version(spec, key)
         if found is not None:
             version, note = found

@@ -235,7 +235,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
         start_early(kb)  # a first run parses: start a parser while the settings are worked out
     settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated,
-                             known_codes=kb.rules, eras=kb.eras)
+                             known_codes=kb.rules, eras=kb.eras, background=not args.show_settings)
     if args.show_settings:
         out.write(json.dumps(settings.describe(), indent=2) + "\n")
         return 0

@@ -4,11 +4,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import fnmatch
+import os
+import pickle
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
@@ -83,14 +85,48 @@ def check_codes(codes: list[str], known: Iterable[str], where: str) -> None:
 NEWEST_SOURCE = "newest version detlint knows"
 
 
-@dataclass
 class Target:
-    """The version of one framework a run checks against, and why."""
+    """The version of one framework a run checks against, and why. It may be decided later
+    (``decide_later``): TensorFlow's era scan of a large project runs in the background while
+    the program is built, and is waited for when a rule first asks for the version."""
 
-    version: Version
-    source: str = NEWEST_SOURCE
-    # set when the version was inferred from the code, not pinned or installed: messages say so
-    assumed: str = ""
+    def __init__(self, version: Version, source: str = NEWEST_SOURCE, assumed: str = "") -> None:
+        self._version, self._source = version, source
+        self._assumed = assumed  # set when the version was inferred from the code: messages say so
+        self._pending: Optional[Callable[[], Optional[tuple[Version, str, str]]]] = None
+
+    def decide_later(self, work: Callable[[], Optional[tuple[Version, str, str]]]) -> None:
+        """``work`` gives (version, source, assumed), or None to keep what is here."""
+        self._pending = work
+
+    def _decide(self) -> None:
+        if self._pending is not None:
+            work, self._pending = self._pending, None
+            found = work()
+            if found is not None:
+                self._version, self._source, self._assumed = found
+
+    @property
+    def version(self) -> Version:
+        self._decide()
+        return self._version
+
+    @property
+    def source(self) -> str:
+        self._decide()
+        return self._source
+
+    @property
+    def assumed(self) -> str:
+        self._decide()
+        return self._assumed
+
+    def set(self, version: Version, source: str, assumed: str = "") -> None:
+        self._pending = None
+        self._version, self._source, self._assumed = version, source, assumed
+
+    def __repr__(self) -> str:
+        return f"Target({self.version}, {self.source!r})"
 
 
 def _newest_targets() -> dict[str, Target]:
@@ -104,8 +140,9 @@ class Settings:
     targets: dict[str, Target] = field(default_factory=_newest_targets)  # framework -> version
     # the folder whose dependency files were read (a subfolder with its own requirements.txt)
     version_root: Optional[Path] = None
-    keras_major: int = 3
-    keras_source: str = "TensorFlow >= 2.16 ships Keras 3"
+    # Keras as configured or pinned; else it follows TensorFlow's version (see keras_major)
+    keras_set: Optional[int] = None
+    keras_set_source: str = ""
     seed: int = DEFAULT_SEED
     select: list[str] = field(default_factory=lambda: ["DET"])
     select_explicit: bool = False  # the user chose `select` (the default does not turn on opt-in rules)
@@ -141,6 +178,26 @@ class Settings:
     @property
     def tf_version_assumed(self) -> str:
         return self.targets["tensorflow"].assumed
+
+    @property
+    def keras_major(self) -> int:
+        if self.keras_set is not None:
+            return self.keras_set
+        return 2 if self.tf_version < Version(2, 16) else 3
+
+    @keras_major.setter
+    def keras_major(self, value: int) -> None:
+        self.keras_set = value
+
+    @property
+    def keras_source(self) -> str:
+        if self.keras_set is not None:
+            return self.keras_set_source
+        return f"tf.keras is Keras {self.keras_major} in TensorFlow {self.tf_version}"
+
+    @keras_source.setter
+    def keras_source(self, value: str) -> None:
+        self.keras_set_source = value
 
     def describe(self) -> dict[str, Any]:
         versions: dict[str, Any] = {}
@@ -213,26 +270,72 @@ def find_project_root(start: Path) -> Path:
     return start
 
 
-def _target_version(settings: Settings, root: Path, eras: Sequence["Era"]) -> None:
+def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], background: bool = False) -> None:
     """No TensorFlow version in the settings: the pins of the version root, else what is installed
     in the project's environment, unless the code cannot run on that (TF1 graph code, TF 2.21
-    installed): then the newest version the code's evidence allows, said as assumed."""
+    installed): then the newest version the code's evidence allows, said as assumed. The scan of
+    the code runs in the background with ``background``, decided when first asked for."""
     assert settings.version_root is not None
-    found = pinned_tf_version(settings.version_root, warn)
     target = settings.targets["tensorflow"]
-    if found is None:
-        installed = installed_tf_version(settings.version_root, root)
-        from detlint.settings.eras import code_era, project_files
+    found = pinned_tf_version(settings.version_root, warn)
+    if found is not None:
+        target.set(*found)
+        return
+    installed = installed_tf_version(settings.version_root, root)
+    if installed is not None:
+        target.set(*installed)
+    if not eras:
+        return
+    from detlint.settings.eras import code_era, project_files
 
-        guess = code_era(project_files(settings.version_root), eras) if eras else None
+    folder = settings.version_root
+    scan = (lambda: code_era(project_files(folder), eras))
+    guess_of = in_background(scan) if background else scan
+
+    def decide() -> Optional[tuple[Version, str, str]]:
+        guess = guess_of()
         # a few files of another era (a migration guide among current notebooks) decide nothing
         if guess is not None and guess.share >= ERA_SHARE and (installed is None or installed[0] not in guess.versions):
-            found = guess.version, guess.describe()
-            target.assumed = f"TensorFlow {guess.version} assumed from {guess.evidence[0]} use"
-        else:
-            found = installed
-    if found:
-        target.version, target.source = found
+            return guess.version, guess.describe(), f"TensorFlow {guess.version} assumed from {guess.evidence[0]} use"
+        return None
+
+    target.decide_later(decide)
+
+
+T = TypeVar("T")
+
+
+def in_background(work: Callable[[], T]) -> Callable[[], T]:
+    """``work`` run in a forked child while the caller goes on; the returned function waits for
+    its result (or, where there is no fork or the child fails, runs ``work`` itself)."""
+    if not hasattr(os, "fork") or sys.platform != "linux":
+        return work
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return work
+    if pid == 0:  # the child: pure Python text scanning, then gone without running exit handlers
+        code = 1
+        try:
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(work()))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    answer: list[T] = []
+
+    def result() -> T:
+        if not answer:
+            with os.fdopen(read_end, "rb") as handle:
+                data = handle.read()
+            _, status = os.waitpid(pid, 0)
+            answer.append(pickle.loads(data) if data and status == 0 else work())
+        return answer[0]
+
+    return result
 
 
 def _framework_version(settings: Settings, key: str, root: Path) -> None:
@@ -241,7 +344,7 @@ def _framework_version(settings: Settings, key: str, root: Path) -> None:
     found = pinned_framework_version(settings.version_root, key, warn) or installed_version(key, settings.version_root,
                                                                                               root)
     if found:
-        settings.targets[key].version, settings.targets[key].source = found
+        settings.targets[key].set(*found)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -296,7 +399,7 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             fw = next(f for f in FRAMEWORKS.values() if f.setting == key)
             version = parse_version_option(value, f"{where}: {key}", fw.key)
             source = fw.option if where == "command line" else f"{where} {key}"
-            settings.targets[fw.key] = Target(version, source)
+            settings.targets[fw.key].set(version, source)
             continue
         if key == "seed":
             try:
@@ -356,12 +459,14 @@ def parse_version_option(text: str, where: str, key: str = "tensorflow") -> Vers
 
 def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
                   config_path: Optional[Path] = None, isolated: bool = False,
-                  known_codes: Optional[Iterable[str]] = None, eras: Sequence["Era"] = ()) -> Settings:
+                  known_codes: Optional[Iterable[str]] = None, eras: Sequence["Era"] = (),
+                  background: bool = False) -> Settings:
     """Settings for a run: defaults < pyproject ``[tool.detlint]`` < command line.
 
     With ``known_codes`` (the knowledge base's rule codes), selections naming no known code or
     prefix are an error; the flake8 plugin passes none, as flake8 owns selection there. ``eras``
-    (the knowledge base's) let the code say its TensorFlow version when nothing pins it."""
+    (the knowledge base's) let the code say its TensorFlow version when nothing pins it;
+    ``background`` scans the code for that in a child process while the caller goes on."""
     cli = cli or {}
     start = config_path.parent if config_path else (paths[0] if paths else Path.cwd())
     start = start if start.exists() else Path.cwd()
@@ -389,15 +494,11 @@ def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
     for key, target in settings.targets.items():
         if target.source == NEWEST_SOURCE:
             if key == "tensorflow":
-                _target_version(settings, root, eras)
+                _target_version(settings, root, eras, background)
             else:
                 _framework_version(settings, key, root)
-    if "keras-version" not in (settings.keras_source or "") and not settings.keras_source.endswith("keras-version"):
+    if settings.keras_set is None:  # else configured; unpinned, it follows TensorFlow's version
         pinned_keras = pinned_keras_major(settings.version_root, warn)
         if pinned_keras is not None:
             settings.keras_major, settings.keras_source = pinned_keras
-        elif settings.tf_version < Version(2, 16):
-            settings.keras_major, settings.keras_source = 2, f"tf.keras is Keras 2 in TensorFlow {settings.tf_version}"
-        else:
-            settings.keras_major, settings.keras_source = 3, f"tf.keras is Keras 3 in TensorFlow {settings.tf_version}"
     return settings

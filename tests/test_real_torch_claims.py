@@ -22,7 +22,7 @@ from detlint.knowledge.versions import Version
 torch = pytest.importorskip("torch")
 TORCH_VERSION = Version.parse(torch.__version__)
 KB = kb_module.load()
-NOT_INSTALLED_HERE = ("torchvision", "torchaudio", "lightning", "pytorch_lightning", "transformers", "accelerate",
+NOT_INSTALLED_HERE = ("torchvision", "torchaudio", "lightning", "pytorch_lightning", "transformers", "accelerate", "kornia",
                       "timm", "fastai", "keras")
 # a training script with every kind of draw DET601 and DET602 are about: layer initialisation,
 # dropout, a shuffling loader, a convolution's backward

@@ -314,3 +314,12 @@ def test_the_torch_version_decides_the_message_and_fix(tmp_path: Path) -> None:
     new = detlint("--torch-version", "2.4", "train.py", cwd=tmp_path).stdout
     assert "PyTorch 1.7" in old and "torch.set_deterministic(True)" in old
     assert "PyTorch 2.4" in new and "torch.use_deterministic_algorithms(True)" in new
+
+
+def test_a_subfolder_pinning_other_packages_keeps_the_projects_framework_pin(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "requirements.txt": "torch<2.8,>=2.1\ntensorflow==2.12\n",
+                     "lesson/requirements.txt": "matplotlib\n", "lesson/train.py": "import torch\n"})
+    settings = settings_of(tmp_path, tmp_path / "lesson" / "train.py")
+    assert settings.version_root == (tmp_path / "lesson").resolve()
+    assert (str(settings.targets["torch"].version), str(settings.tf_version)) == ("2.1", "2.12")
+    assert settings.targets["torch"].source.startswith("requirements.txt pins torch")

@@ -24,7 +24,7 @@ CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing",
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
-                                     "trains-receiver"}
+                                     "trains-receiver", "receiver-not-from", "draws-later"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -93,6 +93,8 @@ class Matcher:
     # a method matched only on objects made by these modules (``pandas``: ``df.sample()`` where
     # ``df = pd.read_csv(...)``), directly, through variables, attributes or method chains
     receiver_from: tuple[str, ...] = ()
+    # ...and not on objects these modules made (``accelerator.gather`` is a collective, not an index gather)
+    receiver_not_from: tuple[str, ...] = ()
     # a method matched only when an argument is the result of one of these methods, made there or
     # earlier in a variable (a TF1 session running a train op: ``sess.run([train_op, loss])``
     # where ``train_op = opt.minimize(loss)``)
@@ -101,6 +103,9 @@ class Matcher:
     # a training call that trains the object it is called on (``model.fit``), not one that trains
     # whatever built a loss (``optimizer.step()``, ``loss.backward()``)
     trains_receiver: bool = False
+    # draws only when used later (a shuffling loader draws when iterated): made before the seed
+    # and used after it, it is seeded
+    draws_later: bool = False
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -340,15 +345,17 @@ class _Reader:
             defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
             order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
+            receiver_not_from=self.modules(spec.get("receiver-not-from"), f"{where}.receiver-not-from", kind),
             fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
+            draws_later=bool(spec.get("draws-later", False)),
         )
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
         if value is None:
             return ()
-        self.expect(kind == "method", where, "receiver-from applies to method matchers only")
+        self.expect(kind == "method", where, "receiver-from and receiver-not-from apply to method matchers only")
         self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
                     where, "expected a non-empty list of module names")
         return tuple(value)

@@ -321,7 +321,8 @@ class Evaluator:
             first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
             # the uses that run before the seed (a layer thrown away before it does not count)
             early = {id(th.hit) for i, th in enumerate(program.trace[:first_provider]) if id(th.hit) in use_ids
-                     and not (thrown_away and thrown_away(i, first_provider))}
+                     and not (thrown_away and thrown_away(i, first_provider))
+                     and not self.kb.matcher(th.hit.owner, th.hit.index).draws_later}
             if not early:
                 return []
             uses = [th for th in uses if id(th.hit) in early]

@@ -44,6 +44,7 @@ STOPS = "group:gradient-stops"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 TAPES = "group:gradient-tapes"
+NO_GRAD_BLOCKS = "group:gradient-free-blocks"  # with torch.no_grad(): / @torch.inference_mode()
 # what builds a Keras model: a function that does so runs ops on symbolic tensors outside any tape;
 # code that makes a symbolic input (or reads a model's) does so itself
 MODEL_MAKERS = frozenset({"Input", "InputLayer", "Model", "Sequential"})
@@ -54,6 +55,7 @@ LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
 NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
+                          NO_GRAD_BLOCKS,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -128,6 +130,7 @@ class Collector(cst.CSTVisitor):
         # function that opens a tape and applies its gradients (a training step, which no outer
         # tape records) nothing run outside the tape blocks is differentiated
         self.tapes = 0
+        self.no_grad = 0  # depth of blocks and functions in which autograd records nothing
         self.lambdas = 0
         self.tape_facts: dict[str, set[str]] = {}
         self.untaped: dict[str, list[tuple[int, int]]] = {}
@@ -322,6 +325,8 @@ class Collector(cst.CSTVisitor):
         for param in self.pending_defaults:
             self.facts.safe_defaults.append((line, col, param))
         self.pending_defaults = []
+        if owner.startswith("op:") and self.no_grad and self.kb.ops[owner[3:]].phase == "backprop":
+            self.facts.off_gradient.append((line, col))  # built or run where no gradient is taken
         if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
             self.sink_ops.setdefault(self.current_scope, {})[id(node)] = (line, col)
             if self.top_function is not None and not self.tapes and not self.lambdas and \
@@ -442,6 +447,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.def_bodies.add(id(node.body))
+        self.no_grad += sum(1 for d in node.decorators if self.stops_autograd(d.decorator))
         if self.depth == 0 and not node.decorators and not self.in_main_guard:
             self.plain_functions.append(node.name.value)
         if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
@@ -463,6 +469,7 @@ class Collector(cst.CSTVisitor):
             self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.no_grad -= sum(1 for d in original_node.decorators if self.stops_autograd(d.decorator))
         self.depth -= 1
         scope = self.scope.pop()
         if original_node is self.top_function:
@@ -510,6 +517,17 @@ class Collector(cst.CSTVisitor):
 
     def leave_With(self, original_node: cst.With) -> None:
         self.tapes -= sum(1 for item in original_node.items if self.is_tape(item.item))
+        self.no_grad -= sum(1 for item in original_node.items if self.stops_autograd(item.item))
+
+    def stops_autograd(self, node: cst.BaseExpression) -> bool:
+        """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``, and
+        as a decorator without the call: ``@torch.no_grad``."""
+        if isinstance(node, cst.Call):
+            return bool(self.group_matchers(NO_GRAD_BLOCKS, node))
+        name = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        qual = self.qualify(name) if name else None
+        return bool(qual) and any(owner == NO_GRAD_BLOCKS for c in names.candidates(qual)
+                                  for owner, _ in self.kb.index["call"].get(c, ()))
 
     def is_tape(self, node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.Call) and self._in_group(TAPES, self.qualify(dotted(node.func)), node)
@@ -668,6 +686,7 @@ class Collector(cst.CSTVisitor):
         return not self.external(self.qualify(ref), ref)
 
     def visit_With(self, node: cst.With) -> None:
+        self.no_grad += sum(1 for item in node.items if self.stops_autograd(item.item))
         opened = sum(1 for item in node.items if self.is_tape(item.item))
         if opened:
             self.file_flags.add("tape")
@@ -850,6 +869,10 @@ class Collector(cst.CSTVisitor):
                     continue
             elif receiver_is_module:
                 continue
+            if matcher.receiver_not_from:  # a method of the same name on another library's object
+                origin = origin or self.origin_of(func.value) or "?"
+                if any(names.within(origin, module) for module in matcher.receiver_not_from):
+                    continue
             if matcher.fetches and not self.fetches(node, matcher.fetches):
                 continue
             detail = ""

@@ -46,6 +46,11 @@ def literal(node: cst.BaseExpression, resolve: Callable[[str], Optional[str]],
                     return UNKNOWN
                 parts.append(str(value))
         return "".join(parts)
+    if isinstance(node, (cst.Tuple, cst.List)):  # of plain numbers and strings: (1, 1), ["a", "b"]
+        items = [literal(e.value, resolve, constants) if isinstance(e, cst.Element) else UNKNOWN
+                 for e in node.elements]
+        plain = all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in items)
+        return tuple(items) if plain else UNKNOWN
     if isinstance(node, cst.Dict):
         out: dict[Any, Any] = {}
         for element in node.elements:
@@ -93,6 +98,8 @@ def _norm(value: Any) -> Any:
 
 
 def _equal(value: Any, expected: Any) -> bool:
+    if isinstance(value, tuple) or isinstance(expected, list):  # YAML writes a tuple as a list
+        return isinstance(value, tuple) and isinstance(expected, list) and value == tuple(expected)
     if isinstance(value, Ref):
         return isinstance(expected, str) and (value.name == expected or value.name.endswith("." + expected))
     if isinstance(value, bool) or isinstance(expected, bool):

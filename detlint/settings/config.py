@@ -277,7 +277,7 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], backg
     the code runs in the background with ``background``, decided when first asked for."""
     assert settings.version_root is not None
     target = settings.targets["tensorflow"]
-    found = pinned_tf_version(settings.version_root, warn)
+    found = _pinned_upward(settings, "tensorflow", root)
     if found is not None:
         target.set(*found)
         return
@@ -338,11 +338,23 @@ def in_background(work: Callable[[], T]) -> Callable[[], T]:
     return result
 
 
+def _pinned_upward(settings: Settings, key: str, root: Path) -> Optional[tuple[Version, str]]:
+    """The pin of framework ``key`` in the version root's dependency files, else in those of the
+    folders above it up to the project root (a subfolder's requirements.txt that names only its
+    extra packages leaves the framework to the project's own pin)."""
+    assert settings.version_root is not None
+    folder = settings.version_root
+    while True:
+        found = pinned_framework_version(folder, key, warn)
+        if found is not None or folder == root or root not in folder.parents:
+            return found
+        folder = folder.parent
+
+
 def _framework_version(settings: Settings, key: str, root: Path) -> None:
     """No version of framework ``key`` in the settings: its pins, else what is installed."""
     assert settings.version_root is not None
-    found = pinned_framework_version(settings.version_root, key, warn) or installed_version(key, settings.version_root,
-                                                                                              root)
+    found = _pinned_upward(settings, key, root) or installed_version(key, settings.version_root, root)
     if found:
         settings.targets[key].set(*found)
 

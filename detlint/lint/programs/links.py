@@ -114,6 +114,45 @@ class OutlineExports:
         return any(within(qual, prefix) for prefix in self.frameworks)
 
 
+MAX_STAR_DEPTH = 3  # a package's __init__ that star-imports its modules, which star-import helpers
+
+
+def _star_links(links: dict[str, str], spelled: str, real: str, module_path: Path, resolver: ModuleResolver,
+                facts_of: Exporter, depth: int) -> None:
+    """What ``from <spelled> import *`` brings in, ``real`` being the module that defines the
+    names (``models`` re-exporting ``models.resnet`` with its own ``from .resnet import *``)."""
+    exporter = facts_of(module_path)
+    if exporter is None or exporter.error:
+        return
+    for name, target in exporter.exports.items():
+        if not name.startswith("_"):  # what `import *` leaves out
+            links.setdefault(member(spelled, name), target)
+    for name in [*exporter.functions, *exporter.classes]:
+        if "." not in name and not name.startswith("_"):  # its own functions and classes: calls into them are traced
+            links.setdefault(member(spelled, name), member(real, name))
+    outside = [m for m in exporter.star_imports if not m.startswith(".") and not resolver.resolve(module_path, m)]
+    if outside:  # `from tensorflow.keras.layers import *` in the module, passed on
+        links.setdefault(member(spelled, "*"), " ".join(outside))
+    if depth >= MAX_STAR_DEPTH:
+        return
+    for inner in exporter.star_imports:  # the module's own star imports of project modules, passed on
+        found = resolver.resolve(module_path, inner)
+        if found and not found[1] and found[0] != module_path:
+            _star_links(links, spelled, _absolute(real, module_path, inner), found[0], resolver, facts_of, depth + 1)
+
+
+def _absolute(module: str, module_path: Path, inner: str) -> str:
+    """``inner`` as imported in ``module`` (``.resnet`` in the package ``models``), made absolute."""
+    if not inner.startswith("."):
+        return inner
+    level = len(inner) - len(inner.lstrip("."))
+    parts = module.split(".")
+    base = parts if module_path.name == "__init__.py" else parts[:-1]  # a package is its own base
+    base = base[:len(base) - (level - 1)] if level > 1 else base
+    rest = inner[level:]
+    return ".".join([*base, rest] if rest else base)
+
+
 def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: Exporter,
               frameworks: Sequence[str] = (), guess: Optional[Callable[[Path, str], Guess]] = None,
               factories: Optional[Callable[[Path], Optional[list[str]]]] = None) -> dict[str, str]:
@@ -127,18 +166,8 @@ def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: 
         if any(within(module, prefix) for prefix in frameworks):
             continue
         found = resolver.resolve(path, module)
-        exporter = facts_of(found[0]) if found and not found[1] else None
-        if exporter is None or exporter.error:
-            continue
-        for name, target in exporter.exports.items():
-            if not name.startswith("_"):  # what `import *` leaves out
-                links[member(module, name)] = target
-        for name in [*exporter.functions, *exporter.classes]:
-            if "." not in name and not name.startswith("_"):  # its own functions and classes: calls into them are traced
-                links.setdefault(member(module, name), member(module, name))
-        outside = [m for m in exporter.star_imports if not m.startswith(".") and not resolver.resolve(found[0], m)]
-        if outside:  # `from tensorflow.keras.layers import *` in the module, passed on
-            links[member(module, "*")] = " ".join(outside)
+        if found and not found[1]:
+            _star_links(links, module, module, found[0], resolver, facts_of, 0)
     for qual in facts.imports.values():
         if any(within(qual, prefix) for prefix in frameworks):
             continue

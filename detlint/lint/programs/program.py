@@ -222,6 +222,15 @@ class ProgramBuilder:
                     yield path, f"{name}.__init__"
                 return
             head = name.split(".")[0]
+            if "." not in name and head not in facts.imports and not local_only and hops < MAX_REEXPORTS:
+                # a package passes on what it star-imports: `from .resnet import *` in models/__init__.py
+                for star in facts.star_imports:
+                    found = self.resolver.resolve(path, star)
+                    other = touch(found[0]) if found and not found[1] and found[0] != path else None
+                    if other is not None and (name in other.functions or name in other.classes
+                                              or name in other.imports or other.star_imports):
+                        yield from targets(found[0], other, CallSite(name, site.line, site.col, None), hops + 1)
+                return
             if "." not in name and head in facts.imports and not local_only and hops < MAX_REEXPORTS:
                 name = facts.imports[head]  # a package re-exports it: `from .models import build`
             found = self.resolver.resolve(path, name) if "." in name and not local_only else None

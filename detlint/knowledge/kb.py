@@ -24,7 +24,8 @@ CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing",
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
-                                     "trains-receiver", "receiver-not-from", "draws-later"}
+                                     "trains-receiver", "receiver-not-from", "draws-later",
+                                     "unless-only"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -106,6 +107,9 @@ class Matcher:
     # draws only when used later (a shuffling loader draws when iterated): made before the seed
     # and used after it, it is seeded
     draws_later: bool = False
+    # not matched when the call's result is only read through these attributes (a model cut
+    # down to its ``features``)
+    unless_only: tuple[str, ...] = ()
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -349,7 +353,7 @@ class _Reader:
             fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
-            draws_later=bool(spec.get("draws-later", False)),
+            draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
         )
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:

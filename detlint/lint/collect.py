@@ -131,6 +131,9 @@ class Collector(cst.CSTVisitor):
         # tape records) nothing run outside the tape blocks is differentiated
         self.tapes = 0
         self.no_grad = 0  # depth of blocks and functions in which autograd records nothing
+        # calls whose result is read through an attribute at once, and calls bound to a name
+        self.read_attribute: dict[int, str] = {}
+        self.bound_to: dict[int, str] = {}
         self.lambdas = 0
         self.tape_facts: dict[str, set[str]] = {}
         self.untaped: dict[str, list[tuple[int, int]]] = {}
@@ -506,6 +509,8 @@ class Collector(cst.CSTVisitor):
             self.builders.add(scope)  # Dense(...), Generator(), model.fit(...)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Call):  # vgg16(...).features: visited before the call itself
+            self.read_attribute[id(node.value)] = node.attr.value
         if self.top_function is None and node.attr.value in ("output", "outputs", "input", "inputs"):
             self.file_flags.add("module model")  # model.output: a functional model built here
 
@@ -648,6 +653,8 @@ class Collector(cst.CSTVisitor):
             self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.bound_to[id(node.value)] = node.targets[0].target.value
         self.paths.bind(self.current_scope, [n for t in node.targets for n in _bound_names(t.target)], node.value,
                         self.pos(node))
         if self.top_function is not None:
@@ -848,6 +855,8 @@ class Collector(cst.CSTVisitor):
                     continue
                 if call is not None and matcher.order_free and not self.order_read(call, matcher):
                     continue
+                if call is not None and matcher.unless_only and self.read_only_through(call, matcher.unless_only):
+                    continue
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
                 at = self.pointed(call, matcher, False) if call is not None else None
                 self.hit(owner, i, shown, node, detail, at)
@@ -927,6 +936,20 @@ class Collector(cst.CSTVisitor):
                 node = node.left
             else:
                 return None
+
+    def read_only_through(self, call: cst.Call, attributes: tuple[str, ...]) -> bool:
+        """Is the call's result only ever read through one of ``attributes`` (``vgg16().features``,
+        or ``vgg = vgg16()`` with every later mention of ``vgg`` in the function ``vgg.features``)?
+        A model cut down to its feature layers never runs its head."""
+        if self.read_attribute.get(id(call)) in attributes:
+            return True
+        name = self.bound_to.get(id(call))
+        if name is None:
+            return False
+        start, end = self.pos(call)[0], (self.pos(self.top_function)[2] if self.top_function is not None else None)
+        lines = self.source.splitlines()[start:end]  # after the binding line, to the function's end
+        mentions = [m for line in lines for m in re.finditer(rf"\b{re.escape(name)}\b(\.\w+)?", line)]
+        return bool(mentions) and all((m.group(1) or "")[1:] in attributes for m in mentions)
 
     def order_read(self, call: cst.Call, matcher: Any) -> bool:
         """Is the order of ``call``'s result read (not only sorted, counted, tested or shown)?"""

@@ -25,7 +25,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
-                                     "unless-only"}
+                                     "unless-only", "in-methods"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -110,6 +110,9 @@ class Matcher:
     # not matched when the call's result is only read through these attributes (a model cut
     # down to its ``features``)
     unless_only: tuple[str, ...] = ()
+    # matched only inside methods of these names (a dataset's ``__getitem__``, which runs in the
+    # loader's worker processes)
+    in_methods: tuple[str, ...] = ()
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -354,6 +357,7 @@ class _Reader:
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
+            in_methods=tuple(spec.get("in-methods", ())),
         )
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:

@@ -310,9 +310,11 @@ class Collector(cst.CSTVisitor):
             at: Optional[tuple[int, int, int, int]] = None) -> None:
         if owner in NOT_EVIDENCE:
             return  # consulted by runs_its_arguments, held_functions and is_display, not evidence
+        matcher = self.kb.matcher(owner, index)
+        if matcher.in_methods and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods:
+            return
         line, col, end_line, end_col = self.pos(node)
         arg_ref, arg_span = None, None
-        matcher = self.kb.matcher(owner, index)
         if matcher.function_arg and isinstance(node, cst.Call):
             fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
             if isinstance(fn, cst.Lambda):

@@ -36,15 +36,24 @@ class ImportIndex:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._words: Optional[dict[Path, set[str]]] = None
-        self._naming: Optional[dict[str, list[Path]]] = None  # import word -> files, in path order
+        self._paths: Optional[list[Path]] = None
+        self._words: dict[Path, set[str]] = {}  # the import words of the files asked about
         self._named: dict[str, list[Path]] = {}  # word -> files whose text holds it
 
     @property
+    def paths(self) -> list[Path]:
+        if self._paths is None:
+            self._paths = self._files()
+        return self._paths
+
+    def words_of(self, path: Path) -> set[str]:
+        if path not in self._words:
+            self._words[path] = _import_words(path)
+        return self._words[path]
+
+    @property
     def words(self) -> dict[Path, set[str]]:
-        if self._words is None:
-            self._words = {path: _import_words(path) for path in self._files()}
-        return self._words
+        return {path: self.words_of(path) for path in self.paths}
 
     def _files(self) -> list[Path]:
         out = []
@@ -59,14 +68,16 @@ class ImportIndex:
                 break
         return out[:MAX_FILES]
 
-    @property
-    def naming(self) -> dict[str, list[Path]]:
-        if self._naming is None:
-            self._naming = {}
-            for path, words in self.words.items():
-                for word in words:
-                    self._naming.setdefault(word, []).append(path)
-        return self._naming
+    def naming(self, names: set[str]) -> list[Path]:
+        """Files that name one of ``names`` in an import. Only files whose bytes hold one of
+        the names are read for their imports: a script's own name is rarely anywhere else."""
+        wanted = [name.encode() for name in names]
+        found = []
+        for path in self.paths:
+            data, _ = read_bytes(path, MAX_TEXT)
+            if data is not None and any(w in data for w in wanted) and self.words_of(path) & names:
+                found.append(path)
+        return found
 
     def naming_word(self, word: str) -> list[Path]:
         """Files whose text holds ``word`` as a whole word (anywhere: calls, strings, comments).
@@ -75,7 +86,7 @@ class ImportIndex:
         if word not in self._named:
             pattern = re.compile(rf"\b{re.escape(word)}\b")
             found = []
-            for path in self.words:
+            for path in self.paths:
                 data, _ = read_bytes(path, MAX_TEXT)
                 text = data.decode("utf-8", errors="replace") if data is not None else ""
                 if word in text and pattern.search(text):
@@ -89,7 +100,7 @@ class ImportIndex:
         seen = {module}
         names = {module_name(module)}
         for _ in range(depth):
-            new = sorted({path for name in names for path in self.naming.get(name, ()) if path not in seen})
+            new = sorted(path for path in self.naming(names) if path not in seen)
             if not new:
                 break
             found.extend(new)

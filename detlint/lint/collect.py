@@ -314,19 +314,17 @@ class Collector(cst.CSTVisitor):
         if matcher.in_methods and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods:
             return
         line, col, end_line, end_col = self.pos(node)
-        arg_ref, arg_span = None, None
+        functions: list[tuple[Optional[str], Optional[tuple[int, int, int, int]]]] = [(None, None)]
         if matcher.function_arg and isinstance(node, cst.Call):
             fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
-            if isinstance(fn, cst.Lambda):
-                arg_span = self.pos(fn)
-            elif fn is not None:
-                arg_ref = dotted(fn)
-                arg_span = self.nested_defs.get(arg_ref or "")
-                arg_ref = None if arg_span else arg_ref
-            if arg_ref is None and arg_span is None:
+            # a group's stage may be given either of two functions: `f if quad else g`
+            choices = [fn.body, fn.orelse] if isinstance(fn, cst.IfExp) and owner.startswith("group:") else [fn]
+            functions = [f for f in (self.passed_function(choice) for choice in choices) if f != (None, None)]
+            if not functions:
                 return
-        self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
-                                   arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+        for arg_ref, arg_span in functions:
+            self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
+                                       arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
         for param in self.pending_defaults:
             self.facts.safe_defaults.append((line, col, param))
         self.pending_defaults = []
@@ -337,6 +335,17 @@ class Collector(cst.CSTVisitor):
             if self.top_function is not None and not self.tapes and not self.lambdas and \
                     self.depth == self.top_depth and not api.rsplit(".", 1)[-1][:1].isupper():
                 self.untaped.setdefault(self.scope[0], []).append((line, col))  # not a layer it makes
+
+    def passed_function(self, fn: Optional[cst.BaseExpression]
+                     ) -> tuple[Optional[str], Optional[tuple[int, int, int, int]]]:
+        """(name, None) of a function given by name, (None, span) of a lambda or nested def."""
+        if isinstance(fn, cst.Lambda):
+            return None, self.pos(fn)
+        if fn is None:
+            return None, None
+        ref = dotted(fn)
+        span = self.nested_defs.get(ref or "")
+        return (None, span) if span else (ref, None)
 
     def unwrapped(self, fn: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         """``functools.partial(parse, size=8)`` runs ``parse``: the function a wrapper is given."""

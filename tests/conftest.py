@@ -97,3 +97,33 @@ def lint_paths(paths: list[Path], version: str, **overrides: object):
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+# ---- the API names a knowledge base matches, resolved on the installed framework ---------------
+def kb_api_names(kb: object, framework: str, version: object) -> list[tuple[str, str]]:
+    """(owner, name) of every call, bare or attribute name ``framework``'s matchers claim exists
+    in ``version``."""
+    owners = ([(f"rule {c}", r.matchers) for c, r in kb.rules.items()]  # type: ignore[attr-defined]
+              + [(f"group {n}", g.matchers) for n, g in kb.groups.items()]  # type: ignore[attr-defined]
+              + [(f"op {i}", o.matchers) for i, o in kb.ops.items()])  # type: ignore[attr-defined]
+    out = []
+    for owner, matchers in owners:
+        for matcher in matchers:
+            if matcher.kind in ("call", "bare", "attr-assign") and matcher.framework == framework \
+                    and matcher.api_versions.contains(version):
+                out.extend((owner, name) for name in matcher.names)
+    return sorted(set(out))
+
+
+def resolve_api(name: str) -> object:
+    """The object a dotted name stands for, importing submodules where an attribute is missing."""
+    import importlib
+
+    parts = name.split(".")
+    obj: object = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], start=1):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            obj = importlib.import_module(".".join(parts[: i + 1]))
+    return obj

@@ -15,7 +15,7 @@ from importlib import metadata
 
 import pytest
 
-from conftest import REORDERING_PIPELINE
+from conftest import REORDERING_PIPELINE, kb_api_names, resolve_api
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.versions import Version
 
@@ -347,40 +347,14 @@ def test_values_reaching_only_gradient_free_calls_get_no_gradient() -> None:
 
 
 # ---- every API name the knowledge base claims exists on the installed version resolves ----------
-def api_names() -> list[tuple[str, str]]:
-    kb = kb_module.load()
-    out = []
-    owners = ([(f"rule {c}", r.matchers) for c, r in kb.rules.items()]
-              + [(f"group {n}", g.matchers) for n, g in kb.groups.items()]
-              + [(f"op {i}", o.matchers) for i, o in kb.ops.items()])
-    for owner, matchers in owners:
-        for matcher in matchers:
-            if matcher.kind in ("call", "bare", "attr-assign") and matcher.framework == "tensorflow" \
-                    and matcher.api_versions.contains(TF_VERSION):
-                out.extend((owner, name) for name in matcher.names)
-    return sorted(set(out))
-
-
-def resolve(name: str) -> object:
-    parts = name.split(".")
-    module = importlib.import_module(parts[0])
-    obj: object = module
-    for i, part in enumerate(parts[1:], start=1):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            obj = importlib.import_module(".".join(parts[: i + 1]))
-    return obj
-
-
 def test_every_api_name_exists_in_the_installed_tensorflow() -> None:
-    names = api_names()
+    names = kb_api_names(kb_module.load(), "tensorflow", TF_VERSION)
     checked, missing = 0, []
     for owner, name in names:
         if name.split(".")[0] in NOT_INSTALLED_HERE:
             continue
         try:
-            resolve(name)
+            resolve_api(name)
             checked += 1
         except (AttributeError, ImportError):
             missing.append(f"{owner}: {name}")

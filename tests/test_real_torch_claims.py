@@ -4,11 +4,8 @@ the CPU raises too, shuffling loaders follow the global generator, and every API
 knowledge base matches exists in the installed PyTorch. GPU claims: tests/gpu/."""
 from __future__ import annotations
 
-import hashlib
-import importlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import kb_api_names, resolve_api
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.versions import Version
 
@@ -150,37 +148,13 @@ def test_the_installed_torch_is_read_from_metadata_not_imported(tmp_path: Path) 
 
 
 # ---- every API name the knowledge base matches exists in the installed PyTorch ---------------------
-def torch_api_names() -> list[tuple[str, str]]:
-    out = []
-    owners = ([(f"rule {c}", r.matchers) for c, r in KB.rules.items()]
-              + [(f"group {n}", g.matchers) for n, g in KB.groups.items()]
-              + [(f"op {i}", o.matchers) for i, o in KB.ops.items()])
-    for owner, matchers in owners:
-        for matcher in matchers:
-            if matcher.kind in ("call", "attr-assign") and matcher.framework == "torch" \
-                    and matcher.api_versions.contains(TORCH_VERSION):
-                out.extend((owner, name) for name in matcher.names)
-    return sorted(set(out))
-
-
-def resolve(name: str) -> object:
-    parts = name.split(".")
-    obj: object = importlib.import_module(parts[0])
-    for i, part in enumerate(parts[1:], start=1):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            obj = importlib.import_module(".".join(parts[: i + 1]))
-    return obj
-
-
 def test_every_torch_api_name_exists_in_the_installed_torch() -> None:
     checked, missing = 0, []
-    for owner, name in torch_api_names():
+    for owner, name in kb_api_names(KB, "torch", TORCH_VERSION):
         if name.split(".")[0] in NOT_INSTALLED_HERE:
             continue
         try:
-            resolve(name)
+            resolve_api(name)
             checked += 1
         except (AttributeError, ImportError):
             missing.append(f"{owner}: {name}")

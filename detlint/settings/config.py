@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, T
 
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
-                                   pinned_keras_major, pinned_tf_version, version_root)
+                                   pinned_keras_major, version_root)
 from detlint.knowledge.versions import Version, known_versions, newest_known
 
 if TYPE_CHECKING:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import fnmatch
+import gc
 import os
 import pickle
 import re
@@ -317,6 +318,7 @@ def in_background(work: Callable[[], T]) -> Callable[[], T]:
         return work
     if pid == 0:  # the child: pure Python text scanning, then gone without running exit handlers
         code = 1
+        gc.disable()  # the parent's garbage (a finished run's parser pool) is not this child's to finalise
         try:
             os.close(read_end)
             with os.fdopen(write_end, "wb") as out:

@@ -128,6 +128,31 @@ def test_unparsable_result_is_not_written(tmp_path: Path, monkeypatch: pytest.Mo
     assert path.read_text() == source
 
 
+def test_a_file_the_parser_gives_up_on_mid_fix_is_reported_not_passed(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parser worker that dies or runs out of time during a fix pass leaves no findings to fix:
+    the file must come back with an error, not as fixed (or silently half fixed)."""
+    from detlint.lint.ftypes import FileFacts
+
+    source = "import os\nos.environ['PYTHONHASHSEED'] = '0'\n"
+    path = tmp_path / "t.py"
+    path.write_text(source)
+    linter = make_linter("2.21", root=tmp_path)
+    calls = []
+    real_facts_of = linter.facts_of
+
+    def facts_of(p: Path):  # type: ignore[no-untyped-def]
+        calls.append(p)
+        if len(calls) > 2:  # the run, then the fixer's first look; its fix pass finds the worker gone
+            return FileFacts(path=str(p), error="too slow to check: gave up after 60 s (the file-timeout setting)")
+        return real_facts_of(p)
+
+    monkeypatch.setattr(linter, "facts_of", facts_of)
+    (result,) = autofix.fix_files(linter, [path], unsafe=True, write=True)
+    assert result.error == "not fixed: too slow to check: gave up after 60 s (the file-timeout setting)"
+    assert path.read_text() == source
+
+
 def copy_tree(tmp_path: Path) -> tuple[Path, list[tuple[list[Path], str]]]:
     """Every fixture unit and every example, copied, with the version each is checked at."""
     base = tmp_path / "copy"
@@ -160,7 +185,9 @@ def test_fix_everything_property(tmp_path: Path) -> None:
         for path in files:
             cst.parse_module(path.read_text(encoding="utf-8", errors="surrogateescape"))
         again = autofix.fix_files(make_linter(version, root=tmp_path), files, unsafe=True, write=False)
-        assert not [r.path for r in again if r.changed], f"not idempotent on TF {version}"
+        changed = [r for r in again if r.changed]
+        assert not changed, f"not idempotent on TF {version}: " + "".join(
+            autofix.unified_diff(r, str(r.path)) + f"{[(d.line, d.code) for d in r.applied]}" for r in changed)
         library = {r.path.resolve() for r in results if autofix.LIBRARY_NOTE in r.notes}
         left = [d for d in make_linter(version, root=tmp_path).run(files).diagnostics if is_applicable(d, True)
                 and not (d.fix_safety == "unsafe" and Path(d.path).resolve() in library)]

@@ -340,6 +340,33 @@ def test_a_parser_worker_that_dies_costs_only_its_file(tmp_path: Path) -> None:
     assert "DET105" in "".join(lines_for(out, "b_good.py"))
 
 
+@posix_only
+def test_a_forked_child_leaves_its_parents_parser_workers_alone() -> None:
+    """A finished run's pool, left as garbage, may be finalised in any process forked after it
+    (the next run's workers): there stopping its workers asserted 'can only test a child
+    process' on stderr. The child must neither fail nor stop them."""
+    import multiprocessing
+
+    from detlint.lint.isolation import _Worker
+
+    worker = _Worker(multiprocessing.get_context("fork"), kb_module.load())
+    try:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                worker.stop()
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert worker.process.is_alive()
+    finally:
+        worker.stop()
+    assert not worker.process.is_alive()
+
+
 # ---- item 11 (notebooks): one bad notebook or cell, not the whole run ---------------------------------------
 
 def notebook(cells: list[object], extra: Optional[dict[str, object]] = None) -> str:

@@ -97,6 +97,11 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
     for _ in range(MAX_PASSES):
         linter.set_source(path, result.fixed)
         diags = [d for d in linter.lint_file(path, str(path), map_cells=False) if is_applicable(d, unsafe)]
+        checked = linter.facts_of(path)
+        if checked is not None and checked.error is not None:
+            # a parser that died or ran past its time mid-fix: say so, do not pass the file as fixed
+            result.error = f"not fixed: {checked.error}"
+            break
         if library:
             # code in the functions of a library module serves every caller: seeding its
             # generators or dropping its jit_compile/workers arguments changes behaviour the

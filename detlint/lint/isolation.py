@@ -8,6 +8,7 @@ killed and its file gets "too slow to check"; the run goes on with a fresh worke
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 import threading
@@ -124,6 +125,7 @@ def _answer(conn: Connection, kb: Any) -> None:
 class _Worker:
     def __init__(self, context: Any, kb: Any) -> None:
         self.kb = kb
+        self.owner = os.getpid()
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_serve, args=(child, kb), daemon=True, name="detlint-parser")
         self.process.start()
@@ -137,6 +139,10 @@ class _Worker:
         return not self.ready or self.task is not None
 
     def stop(self, kill: bool = False) -> None:
+        if os.getpid() != self.owner:
+            # a forked child (a later worker) finalising a finished pool it inherited as garbage:
+            # the worker is its parent's to stop
+            return
         if kill:
             self.process.kill()
         elif self.process.is_alive():

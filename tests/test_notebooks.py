@@ -84,6 +84,27 @@ def test_seed_in_an_earlier_cell_covers_later_cells(tmp_path: Path) -> None:
     assert findings([nb], "2.12") == []
 
 
+def test_logits_resized_for_an_argmax_in_a_later_cell_are_never_differentiated(tmp_path: Path) -> None:
+    """Nothing imports a notebook: a name only its later cells read is followed like a local one.
+    Logits resized only to take an argmax have no backward; resized for a loss they do. The same
+    lines in a module are kept (an importer may read the resized value)."""
+    cells = [
+        "import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\ntorch.use_deterministic_algorithms(True)",
+        "model = torch.nn.Conv2d(3, 4, 3)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x, y in loader:\n    F.cross_entropy(model(x), y).backward()\n    opt.step()",
+        "def metrics(prediction):\n    logits, labels = prediction  # its own names, not the cell's\n    return logits.mean()",
+        "logits = model(image)\nlarge = F.interpolate(logits, size=(64, 64), mode='bilinear')\n"
+        "prediction = large.argmax(dim=1)[0]",
+    ]
+    nb = write_notebook(tmp_path / "predict.ipynb", cells)
+    assert findings([nb], "2.21") == []
+    trained = write_notebook(tmp_path / "tune.ipynb", cells[:3] + [cells[3] + "\nF.cross_entropy(large, y).backward()"])
+    assert findings([trained], "2.21") == [("tune.ipynb", 4, 2, "DET603")]
+    script = tmp_path / "predict.py"
+    script.write_text("\n".join(cells) + "\n")
+    assert findings([script], "2.21") == [("predict.py", None, 14, "DET603")]
+
+
 def test_magics_env_and_noqa_inside_cells(tmp_path: Path) -> None:
     nb = write_notebook(tmp_path / "env.ipynb", [
         "%env TF_USE_CUDNN_AUTOTUNE=0\nimport os",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections import Counter
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -19,7 +19,9 @@ from detlint.lint.flow import ordering
 from detlint.lint import stand_ins
 from detlint.lint.flow import training_branches
 from detlint.lint.flow.branches import Branches
-from detlint.lint.conditions import MISSING, argument, bool_condition, check, check_kwargs, dotted, literal, matched_argument
+from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
+                                     literal, matched_argument)
+from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
@@ -120,6 +122,7 @@ class Collector(cst.CSTVisitor):
         self.stopped_names: set[str] = set()
         self.returns: list[bool] = []
         self.top_depth = 0
+        self.top_no_grad = 0  # no-grad depth where the top function begins
         self.paths = GradientPaths()  # which ops feed the loss their block differentiates
         # backprop ops by scope, keyed by their call's id: whose values only reach calls that
         # pass no gradient on (gradient_sinks.py)
@@ -470,6 +473,11 @@ class Collector(cst.CSTVisitor):
             self.top_function = node
             self.nested_defs = {}
             self.stopped_names, self.returns, self.top_depth = set(), [], self.depth + 1
+            self.top_no_grad = self.no_grad
+            written = [dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                       for d in node.decorators if not self.stops_autograd(d.decorator)]
+            if any(written):  # project decorators may stop autograd too (gradients.py)
+                self.facts.decorators[name] = [w.rsplit(".", 1)[-1] for w in written if w]
             self.facts.functions.setdefault(name, self.pos(node)[0])
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
@@ -551,11 +559,15 @@ class Collector(cst.CSTVisitor):
     # ---- values no gradient reaches (gradient_sinks.py) ---------------------------------------
     def judge_sinks(self, scopes: list[Optional[str]], statements: Any, module: bool) -> None:
         ops = {k: v for scope in scopes for k, v in self.sink_ops.pop(scope, {}).items()}
+        if ops:  # ops applied to a data batch alone (data_batches.py)
+            self.facts.off_gradient.extend(sorted(batch_only_ops(
+                statements, ops, lambda call: loader_constructor(self.qualify(dotted(call.func)), dotted(call.func)))))
         if not ops or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque for scope in scopes):
             return  # a block whose loss comes from a collection takes gradients its names do not show
         roles = CallRoles(stops=self.passes_no_gradient, gradient_args=self.gradient_args,
                           escapes=self.may_keep)
-        self.facts.off_gradient.extend(sorted(dead_ops(statements, ops, roles, module)))
+        self.facts.off_gradient.extend(sorted(dead_ops(statements, ops, roles, module,
+                                                       importable=not self.facts.path.endswith(".ipynb"))))
 
     def group_matchers(self, group: str, node: cst.Call) -> list[Any]:
         """The matchers of ``group`` that ``node`` satisfies, argument conditions included."""
@@ -599,9 +611,22 @@ class Collector(cst.CSTVisitor):
         return self._in_group(GRADIENT_TARGETS, qual, node) or self._in_group(LOSS_COLLECTIONS, qual, node)
 
     def visit_Return(self, node: cst.Return) -> None:
+        if self.top_function is not None and self.scope and self.scope[-1] not in self.facts.no_grad_decorators \
+                and self._returns_without_autograd(node.value):
+            self.facts.no_grad_decorators.append(self.scope[-1])
         if self.top_function is not None and self.depth == self.top_depth:
             self.returns.append(node.value is not None and training_branches.returns_stopped(
                 node.value, self.stopped_names, self.is_stop))
+
+    def _returns_without_autograd(self, value: Optional[cst.BaseExpression]) -> bool:
+        """A decorator (factory) that runs what it wraps without autograd: it returns a call made
+        in a no-grad block (``with torch.no_grad(): return fn(*args)``), or returns a no-grad
+        mode applied to it (``return (torch.inference_mode if new else torch.no_grad)()(fn)``)."""
+        if value is None:
+            return False
+        if self.no_grad > self.top_no_grad and isinstance(value, cst.Call):
+            return True
+        return any(self.stops_autograd(n) for n in _names_and_attributes(value))
 
     def is_stop(self, node: cst.Call) -> bool:
         return self._in_group(STOPS, self.qualify(dotted(node.func)), node)
@@ -666,12 +691,12 @@ class Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.bound_to[id(node.value)] = node.targets[0].target.value
-        self.paths.bind(self.current_scope, [n for t in node.targets for n in _bound_names(t.target)], node.value,
+        self.paths.bind(self.current_scope, [n for t in node.targets for n in bound_names(t.target)], node.value,
                         self.pos(node))
         if self.top_function is not None:
             stop = isinstance(node.value, cst.Call) and self.is_stop(node.value)
             for target in node.targets:
-                for bound in _bound_names(target.target):
+                for bound in bound_names(target.target):
                     (self.stopped_names.add if stop else self.stopped_names.discard)(bound)
         for target in node.targets:
             self._assigned(target.target, node.value, node)
@@ -750,9 +775,10 @@ class Collector(cst.CSTVisitor):
                 self.call_bound.add(name)
             elif self.depth == 0:
                 self.call_bound.discard(name)
-            if isinstance(value, (cst.Name, cst.Attribute)):
-                qual = self.qualify(dotted(value))
-                if qual:  # layers = tf.keras.layers
+            # layers = tf.keras.layers; loader = DataLoader if weighted else InfiniteLoader (either may run)
+            for named in [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]:
+                qual = self.qualify(dotted(named)) if isinstance(named, (cst.Name, cst.Attribute)) else None
+                if qual:
                     self.aliases[name] = qual
                     return
             self.made_by.pop(name, None)
@@ -1224,7 +1250,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.facts.loops.append(self.pos(node)[::2])
-        self.paths.bind(self.current_scope, _bound_names(node.target), node.iter, None)
+        self.paths.bind(self.current_scope, bound_names(node.target), node.iter, None)
         it = node.iter
         self.iterates(it)
         # for k, v in {"TF_DETERMINISTIC_OPS": "1"}.items(): os.environ[k] = v
@@ -1252,13 +1278,12 @@ class Collector(cst.CSTVisitor):
             self.facts.calls.append(CallSite(f"{kind}.{method}", line, col, self.current_scope))
 
 
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    """The names an assignment target binds (``a``, ``a, b``, ``[a, (b, c)]``)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    return []
+def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The names and dotted names an expression reads (``torch.no_grad`` whole, and ``torch``)."""
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        yield node
+    for child in node.children:
+        yield from _names_and_attributes(child)
 
 
 def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:

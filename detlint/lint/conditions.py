@@ -89,6 +89,17 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def bound_names(target: cst.CSTNode) -> list[str]:
+    """The names an assignment or loop target binds (``a``, ``a, b``, ``[a, (b, *c)]``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return bound_names(target.value)
+    return []
+
+
 def _norm(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip().lower()

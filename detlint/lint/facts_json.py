@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 11
+FORMAT = 12
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -29,6 +29,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
+        "no_grad_decorators": facts.no_grad_decorators, "decorators": facts.decorators,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
         "builders": facts.builders, "gradient_style": facts.gradient_style,
         "safe_defaults": [list(d) for d in facts.safe_defaults],
@@ -65,6 +66,8 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         assigned=[_assignment(row) for row in _list(doc.get("assigned"))],
         loops=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("loops")))],
         stopped=[_str(v) for v in _list(doc.get("stopped"))],
+        no_grad_decorators=[_str(v) for v in _list(doc.get("no_grad_decorators"))],
+        decorators={_str(k): [_str(v) for v in _list(names)] for k, names in _dict(doc.get("decorators")).items()},
         tables={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("tables")).items()},
         off_gradient=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
         unreferenced=[_str(v) for v in _list(doc.get("unreferenced"))],

@@ -129,6 +129,10 @@ class FileFacts:
     # functions whose every returned value passes a gradient stop: nothing they compute is
     # differentiated through their results
     stopped: list[str] = field(default_factory=list)
+    # functions that run what they decorate without autograd (a project `smart_inference_mode`),
+    # and the decorators (last names) of this file's functions: gradients.py matches the two
+    no_grad_decorators: list[str] = field(default_factory=list)
+    decorators: dict[str, list[str]] = field(default_factory=dict)
     # top-level functions without decorators whose name appears nowhere else in the file: in a
     # script no other file imports, they never run
     unreferenced: list[str] = field(default_factory=list)

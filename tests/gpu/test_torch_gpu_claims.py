@@ -167,6 +167,7 @@ WORKLOADS: dict[str, Callable[[], torch.Tensor]] = {
     "PT-MAXPOOL3D-BACKWARD": max_pool3d_backward, "PT-CUMSUM": cumsum, "PT-SDPA-BACKWARD": sdpa_backward,
     "PT-ADAPTIVE-AVG-POOL-BACKWARD": adaptive_avg_pool_backward,
     "PT-ADAPTIVE-MAX-POOL-BACKWARD": adaptive_max_pool_backward, "PT-INTERPOLATE-BACKWARD": bilinear_backward,
+    "PT-HF-SEGMENTATION-UPSAMPLING": bilinear_backward,  # the kernel those models run (no transformers there)
     "PT-REFLECTION-PAD-BACKWARD": reflection_pad_backward, "PT-POOL3D-BACKWARD": avg_pool3d_backward,
     "PT-CTC-LOSS-BACKWARD": ctc_backward, "PT-HISTC": histc, "PT-BINCOUNT": bincount_weights,
     "PT-GRID-SAMPLE-BACKWARD": grid_sample_backward, "PT-PUT": put, "PT-MEDIAN-INDICES": median_dim,

@@ -11,9 +11,10 @@ nested function. Calls of the frameworks pass their arguments on to their result
 whose result carries no gradient (``argmax``, comparisons, integer casts, ``stop_gradient``) and
 the index arguments of index-taking calls (``tf.gather``'s ``indices``).
 
-At module level every name may be read by a function, so only what a gradient-free call takes
-in place counts. Everything unknown counts as leaving: this only removes findings it can show
-are dead.
+At module level every name may be read by a function or an importer, so only what a
+gradient-free call takes in place counts; a notebook has no importers, so there a name only its
+own later cells read is followed like a function's. Everything unknown counts as leaving: this
+only removes findings it can show are dead.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
+
+from detlint.lint.conditions import bound_names
 
 Tag = tuple[int, int]  # where the op is
 Tags = frozenset[Tag]
@@ -59,8 +62,8 @@ class _State:
 
 
 class _Flow:
-    def __init__(self, ops: dict[int, Tag], roles: CallRoles, module: bool) -> None:
-        self.ops, self.roles, self.module = ops, roles, module
+    def __init__(self, ops: dict[int, Tag], roles: CallRoles, module: bool, importable: bool = True) -> None:
+        self.ops, self.roles, self.module, self.importable = ops, roles, module, importable
         self.escaped: set[Tag] = set()
         self.ever: dict[str, set[Tag]] = {}  # every tag a name was ever bound to
         self.shared: set[str] = set()  # names a nested function reads, or declared global
@@ -139,10 +142,11 @@ class _Flow:
 
     def leave_all(self, node: cst.CSTNode, state: _State) -> None:
         """Code that runs later or elsewhere (a lambda, a nested def): what it reads leaves."""
+        own = _locals(node)  # a def's parameters and assigned names shadow the outer ones
         stack = [node]
         while stack:
             item = stack.pop()
-            if isinstance(item, cst.Name):
+            if isinstance(item, cst.Name) and item.value not in own:
                 self.shared.add(item.value)
                 self.escaped |= state.env.get(item.value, EMPTY)
             elif isinstance(item, cst.Call) and id(item) in self.ops:
@@ -264,16 +268,61 @@ class _Flow:
             self.leave_all(node, state)
 
     def finish(self) -> set[Tag]:
-        for name in (self.ever if self.module else self.shared):
+        for name in (self.ever if self.module and self.importable else self.shared):
             self.escaped |= self.ever.get(name, set())
         return self.escaped
 
 
+def _locals(node: cst.CSTNode) -> set[str]:
+    """The names a function or lambda binds itself (parameters, assignments, loop targets,
+    imports), not declared global or nonlocal: inside it they never mean an outer name."""
+    if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        return set()
+    bound: set[str] = set()
+    declared: set[str] = set()
+
+    class Binder(cst.CSTVisitor):
+        def visit_Param(self, param: cst.Param) -> None:
+            bound.add(param.name.value)
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            bound.update(bound_names(target.target))
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            bound.update(bound_names(assign.target))
+
+        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+            bound.update(bound_names(assign.target))
+
+        def visit_For(self, loop: cst.For) -> None:
+            bound.update(bound_names(loop.target))
+
+        def visit_CompFor(self, loop: cst.CompFor) -> None:
+            bound.update(bound_names(loop.target))
+
+        def visit_AsName(self, name: cst.AsName) -> None:
+            bound.update(bound_names(name.name))
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> None:
+            if inner is not node:
+                bound.add(inner.name.value)
+
+        def visit_Global(self, names: cst.Global) -> None:
+            declared.update(n.name.value for n in names.names)
+
+        def visit_Nonlocal(self, names: cst.Nonlocal) -> None:
+            declared.update(n.name.value for n in names.names)
+
+    node.visit(Binder())
+    return bound - declared
+
+
 def dead_ops(statements: Sequence[cst.CSTNode], ops: dict[int, Tag], roles: CallRoles,
-             module: bool = False) -> set[Tag]:
+             module: bool = False, importable: bool = True) -> set[Tag]:
     """The tags (values of ``ops``, keyed by ``id`` of their call) whose results never leave
     ``statements`` except through calls that pass no gradient on. ``module``: the statements
-    are a module's, whose names outlive them."""
-    flow = _Flow(ops, roles, module)
+    are a module's, whose names outlive them, unless nothing can import it (a notebook): then
+    only the names its functions read do."""
+    flow = _Flow(ops, roles, module, importable)
     flow.block(statements, _State())
     return set(ops.values()) - flow.finish()

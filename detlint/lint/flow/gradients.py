@@ -9,6 +9,8 @@ that none does, and both are read from the call graph the walk records:
   (NMS post-processing reached from a detector's ``call`` only when ``training`` is false);
 - every value the function returns passes a gradient stop (``return tf.stop_gradient(t)``, or a
   name last bound to one), and so does everything only it calls (detection target assignment);
+- it is decorated with a project decorator that runs it without autograd (a
+  ``smart_inference_mode()`` that returns ``torch.no_grad()(fn)``);
 - it only computes values (it makes no layer or model and trains nothing) and runs only at module
   level outside any tape, in a file that takes its gradients only with tapes: eager code a tape
   never records (images loaded and resized once before training).
@@ -51,6 +53,11 @@ def gradient_free(files: Iterable[FileFacts]) -> dict[str, set[str]]:
     # a framework-called method may hand gradients on beside its result (Keras' add_loss)
     free: dict[str, set[str]] = {facts.path: {s for s in facts.stopped if s.rsplit(".", 1)[-1] not in FRAMEWORK_CALLED}
                                  for facts in files}
+    # decorated with a project decorator that runs them without autograd (@smart_inference_mode())
+    no_grad_decorators = {scope.rsplit(".", 1)[-1] for facts in files for scope in facts.no_grad_decorators}
+    for facts in files:
+        free[facts.path].update(scope for scope, names in facts.decorators.items()
+                                if no_grad_decorators.intersection(names))
     values = value_only(files)
     eager = eager_scopes(files, sites)
     changed = True

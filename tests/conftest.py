@@ -12,9 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 EXPECT_RE = re.compile(r"#\s*expect:\s*(?P<codes>DET\d{3}(?:\s*,\s*DET\d{3})*)")
 HEADER_RE = re.compile(r"#\s*fixture:\s*tf-version=(?P<version>[\d.]+)")
-TORCH_HEADER_RE = re.compile(r"#\s*fixture:\s*torch-version=(?P<version>[\d.]+)")
+FRAMEWORK_HEADER_RE = re.compile(r"#\s*fixture:(?P<pairs>[^\n]*)")
 DEFAULT_VERSION = "2.21"
 NEWEST_TORCH = "2.15"
+NEWEST_LIGHTNING = "2.6"
 
 
 # A tf.data pipeline whose parallel map returns elements in completion order; {before} runs before
@@ -46,11 +47,13 @@ def fixture_version(paths: Iterable[Path]) -> str:
 
 
 def fixture_overrides(paths: Iterable[Path]) -> dict[str, str]:
-    """Settings a fixture's header asks for besides the TensorFlow version (``torch-version=1.8``)."""
+    """Settings a fixture's header asks for besides the TensorFlow version (``torch-version=1.8
+    lightning-version=1.4``)."""
     for path in paths:
-        match = TORCH_HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])
+        match = FRAMEWORK_HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])
         if match:
-            return {"torch-version": match.group("version")}
+            pairs = re.findall(r"\b([a-z]+)-version=([\d.]+)", match.group("pairs"))
+            return {f"{key}-version": version for key, version in pairs if key != "tf"}
     return {}
 
 
@@ -83,8 +86,9 @@ def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
     from detlint.lint.engine import Linter
 
     # the fixtures live under tests/, a default not-training folder: check them as training code
-    # the newest PyTorch unless asked (not the one installed here, which a fixture would then follow)
-    cli = {"tensorflow-version": version, "torch-version": NEWEST_TORCH, "not-training": [], **overrides}
+    # the newest PyTorch and Lightning unless asked (not those installed here, which a fixture would follow)
+    cli = {"tensorflow-version": version, "torch-version": NEWEST_TORCH, "lightning-version": NEWEST_LIGHTNING,
+           "not-training": [], **overrides}
     settings = load_settings([root or ROOT], cli, isolated=True)
     return Linter(settings)
 

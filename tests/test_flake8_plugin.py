@@ -7,16 +7,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from conftest import FIXTURES, NEWEST_TORCH, fixture_overrides, fixture_units, fixture_version, lint_paths
+from conftest import FIXTURES, NEWEST_LIGHTNING, NEWEST_TORCH, fixture_overrides, fixture_units, fixture_version, lint_paths
 
 LINE_RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DET\d{3}) (?P<msg>.*)$")
 
 
-def run_flake8(files: list[Path], version: str, *extra: str, torch: str = NEWEST_TORCH
-               ) -> list[tuple[str, int, int, str, str]]:
+def run_flake8(files: list[Path], version: str, *extra: str, torch: str = NEWEST_TORCH,
+               lightning: str = NEWEST_LIGHTNING) -> list[tuple[str, int, int, str, str]]:
     proc = subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--select", "DET", f"--detlint-tf-version={version}",
-         f"--detlint-torch-version={torch}", *extra, *map(str, files)],
+         f"--detlint-torch-version={torch}", f"--detlint-lightning-version={lightning}", *extra, *map(str, files)],
         capture_output=True, text=True, cwd=FIXTURES, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
     out = []
@@ -29,16 +29,18 @@ def run_flake8(files: list[Path], version: str, *extra: str, torch: str = NEWEST
 
 
 def test_flake8_matches_cli_on_all_fixtures() -> None:
-    by_version: dict[tuple[str, str], list[Path]] = defaultdict(list)
+    by_version: dict[tuple[str, str, str], list[Path]] = defaultdict(list)
     for _, _, files in fixture_units():
-        torch = fixture_overrides(files).get("torch-version", NEWEST_TORCH)
-        by_version[fixture_version(files), torch].extend(files)
+        overrides = fixture_overrides(files)
+        by_version[fixture_version(files), overrides.get("torch-version", NEWEST_TORCH),
+                   overrides.get("lightning-version", NEWEST_LIGHTNING)].extend(files)
     compared = 0
-    for (version, torch), files in by_version.items():
+    for (version, torch, lightning), files in by_version.items():
         cli = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.col + 1, d.code,
-                      d.message) for d in lint_paths(files, version, select=["DET"], **{"torch-version": torch}))
-        flake = run_flake8(files, version, torch=torch)
-        assert flake == cli, f"TF {version}, PyTorch {torch}: flake8 and the CLI disagree"
+                      d.message) for d in lint_paths(files, version, select=["DET"], **{
+                          "torch-version": torch, "lightning-version": lightning}))
+        flake = run_flake8(files, version, torch=torch, lightning=lightning)
+        assert flake == cli, f"TF {version}, PyTorch {torch}, Lightning {lightning}: flake8 and the CLI disagree"
         compared += len(cli)
     assert compared > 40
 

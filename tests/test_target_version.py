@@ -316,6 +316,26 @@ def test_the_torch_version_decides_the_message_and_fix(tmp_path: Path) -> None:
     assert "PyTorch 2.4" in new and "torch.use_deterministic_algorithms(True)" in new
 
 
+@pytest.mark.parametrize("pin, version", [("pytorch-lightning==1.4.9", "1.4"), ("lightning>=2.1,<2.3", "2.1"),
+                                          ("pytorch-lightning>=1.0", None)])
+def test_the_lightning_version_comes_from_its_pins_and_decides_what_deterministic_does(
+        tmp_path: Path, pin: str, version: str | None) -> None:
+    """Before Lightning 1.5, Trainer(deterministic=True) set only cuDNN's flag: the index_add_ in
+    the loss stays nondeterministic, and the message says why. A floor pin decides nothing."""
+    program = ("import torch\nimport pytorch_lightning as pl\n\n\nclass Net(pl.LightningModule):\n"
+               "    def training_step(self, batch, i):\n        x, y = batch\n"
+               "        return torch.zeros(4, 3).index_add_(0, y, x).mean()\n\n\n"
+               "pl.seed_everything(1)\npl.Trainer(deterministic=True).fit(Net(), loader)\n")
+    write(tmp_path, {".git/HEAD": "", "requirements.txt": f"torch==2.4.0\n{pin}\n", "train.py": program})
+    target = settings_of(tmp_path).targets["lightning"]
+    assert str(target.version) == (version or "2.6") and (pin in target.source) == (version is not None), target
+    out = detlint("train.py", cwd=tmp_path).stdout
+    if version == "1.4":
+        assert "train.py:8:" in out and "DET602" in out and "only sets cuDNN's deterministic flag" in out, out
+    else:
+        assert "DET602" not in out, out
+
+
 def test_a_subfolder_pinning_other_packages_keeps_the_projects_framework_pin(tmp_path: Path) -> None:
     write(tmp_path, {".git/HEAD": "", "requirements.txt": "torch<2.8,>=2.1\ntensorflow==2.12\n",
                      "lesson/requirements.txt": "matplotlib\n", "lesson/train.py": "import torch\n"})

@@ -41,6 +41,12 @@ FRAMEWORKS: dict[str, Framework] = {
         distributions=("torch",),
         option="--torch-version", setting="torch-version",
         before_oldest="where PyTorch has no determinism switch", floor_is_era=False),
+    # what Trainer(deterministic=True) turns on changed in 1.5: cuDNN's flag before, torch's switch after
+    "lightning": Framework(
+        key="lightning", title="PyTorch Lightning",
+        releases=(*(f"1.{minor}" for minor in range(0, 10)), *(f"2.{minor}" for minor in range(0, 7))),
+        distributions=("lightning", "pytorch-lightning"),
+        option="--lightning-version", setting="lightning-version", floor_is_era=False),
 }
 DEFAULT_FRAMEWORK = "tensorflow"  # rules directly under rules/ (a project's own, older layout)
 

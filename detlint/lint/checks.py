@@ -25,7 +25,7 @@ def render(template: str, **values: Any) -> str:
     """Fill ``{placeholders}``; unknown ones become empty, and doubled spaces are tidied."""
     text = string.Formatter().vformat(template, (), _Blank(values))
     # an empty placeholder before punctuation ("{where}, and") leaves no space before it
-    return re.sub(r" ([,;])", r"\1", " ".join(text.split()))
+    return re.sub(r" ([,;:])", r"\1", " ".join(text.split()))
 
 
 class Evaluator:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator, Optional
 
 from detlint._version import __version__
+from detlint.knowledge.frameworks import FRAMEWORKS
 
 
 class Plugin:
@@ -33,10 +34,9 @@ class Plugin:
         if opt_in and hasattr(manager, "extend_default_ignore"):
             manager.extend_default_ignore(opt_in)
         add = manager.add_option
-        add("--detlint-tf-version", parse_from_config=True, default=None,
-            help="detlint: target TensorFlow version (default: pyproject [tool.detlint], pins, installed)")
-        add("--detlint-torch-version", parse_from_config=True, default=None,
-            help="detlint: target PyTorch version (default: pyproject [tool.detlint], pins, installed)")
+        for fw in FRAMEWORKS.values():  # --detlint-tf-version, --detlint-torch-version, ...
+            add(f"--detlint-{fw.option[2:]}", parse_from_config=True, default=None,
+                help=f"detlint: target {fw.title} version (default: pyproject [tool.detlint], pins, installed)")
         add("--detlint-keras-version", parse_from_config=True, default=None, type=int,
             help="detlint: Keras major version, 2 or 3 (default: from the TensorFlow version)")
         add("--detlint-entry-points", parse_from_config=True, comma_separated_list=True, default=None,
@@ -49,8 +49,8 @@ class Plugin:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls._options = {
-            "tensorflow-version": getattr(options, "detlint_tf_version", None),
-            "torch-version": getattr(options, "detlint_torch_version", None),
+            **{fw.setting: getattr(options, f"detlint_{fw.option[2:].replace('-', '_')}", None)
+               for fw in FRAMEWORKS.values()},
             "keras-version": getattr(options, "detlint_keras_version", None),
             "entry-points": getattr(options, "detlint_entry_points", None) or None,
             "seed": getattr(options, "detlint_seed", None),

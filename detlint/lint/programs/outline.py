@@ -14,6 +14,7 @@ import builtins
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
@@ -96,13 +97,19 @@ def outline(text: str, tokens: frozenset[str], external: frozenset[str]) -> Outl
             bound.setdefault(alias or name, []).append(joined)
             if project:
                 imported[alias or name] = joined
-    # dunder methods (``super().__init__(...)``) run inside what is being defined
-    tokens = frozenset(n for n in tokens if not n.startswith("__"))
+    tokens = _without_dunders(tokens)
     words = set(re.findall(r"[A-Za-z_]\w*", text))
     scan = _Scan(text, tokens, imported)
     active = scan.active()
     return Outline(tuple(imports), active, frozenset(words & tokens),
                    () if active else tuple(sorted(scan.called_imports)), _bindings(text, bound))
+
+
+@lru_cache(maxsize=8)
+def _without_dunders(tokens: frozenset[str]) -> frozenset[str]:
+    """Dunder methods (``super().__init__(...)``) run inside what is being defined. Once per
+    knowledge base, not once per outlined module (a frozenset keeps its hash)."""
+    return frozenset(n for n in tokens if not n.startswith("__"))
 
 
 def _bindings(text: str, imported: dict[str, list[str]]) -> tuple[tuple[str, str], ...]:

@@ -1,7 +1,9 @@
 """Shared helpers: lint fixtures with inline expectations (``# expect: DET101,DET201``)."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Iterable, Optional
@@ -131,3 +133,13 @@ def resolve_api(name: str) -> object:
         except AttributeError:
             obj = importlib.import_module(".".join(parts[: i + 1]))
     return obj
+
+
+def run_weights(path: Path, unset: Iterable[str] = ()) -> str:
+    """Run the training program ``path`` in a fresh CPU-only process (without the environment
+    variables ``unset`` and PYTHONHASHSEED) and return the line it prints that starts WEIGHTS."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHASHSEED", *unset)}
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=path.parent,
+                          env={**env, "CUDA_VISIBLE_DEVICES": ""}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return next(line for line in proc.stdout.splitlines() if line.startswith("WEIGHTS"))

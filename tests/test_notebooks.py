@@ -105,6 +105,20 @@ def test_logits_resized_for_an_argmax_in_a_later_cell_are_never_differentiated(t
     assert findings([script], "2.21") == [("predict.py", None, 14, "DET603")]
 
 
+@pytest.mark.parametrize("backend_cell", ["%env KERAS_BACKEND=jax", "import os\nos.environ['KERAS_BACKEND'] = 'jax'"])
+def test_an_unseeded_keras_notebook_on_jax_gets_the_seed_finding_and_its_fix(tmp_path: Path, backend_cell: str) -> None:
+    """Keras 3 on JAX still draws layer seeds: DET101 names keras.utils.set_random_seed; the
+    TensorFlow op rules (a Conv2D's DET201) stay silent off TensorFlow."""
+    cells = [backend_cell, "import keras\nfrom keras import layers",
+             "model = keras.Sequential([keras.Input((28, 28, 1)), layers.Conv2D(8, 3), layers.Flatten(),\n"
+             "                          layers.Dense(10)])\nmodel.compile(optimizer='adam', loss='mse')\n"
+             "model.fit(x_train, y_train, epochs=2)"]
+    nb = write_notebook(tmp_path / "convnet.ipynb", cells)
+    diags = make_linter("2.21", root=NOTEBOOKS).run([nb]).diagnostics
+    assert [(d.cell, d.line, d.code) for d in diags] == [(3, 1, "DET101")]
+    assert "keras.utils.set_random_seed(42)" in diags[0].message
+
+
 def test_magics_env_and_noqa_inside_cells(tmp_path: Path) -> None:
     nb = write_notebook(tmp_path / "env.ipynb", [
         "%env TF_USE_CUDNN_AUTOTUNE=0\nimport os",

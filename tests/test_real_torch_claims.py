@@ -5,7 +5,6 @@ knowledge base matches exists in the installed PyTorch. GPU claims: tests/gpu/."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kb_api_names, resolve_api
+from conftest import kb_api_names, resolve_api, run_weights
 from detlint.knowledge import kb as kb_module
+from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.knowledge.versions import Version
 
 torch = pytest.importorskip("torch")
@@ -48,11 +48,7 @@ print("WEIGHTS", digest)
 
 
 def run_python(path: Path) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHASHSEED", "CUBLAS_WORKSPACE_CONFIG")}
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=path.parent,
-                          env={**env, "CUDA_VISIBLE_DEVICES": ""}, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return next(line for line in proc.stdout.splitlines() if line.startswith("WEIGHTS"))
+    return run_weights(path, unset=("CUBLAS_WORKSPACE_CONFIG",))
 
 
 def detlint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -181,7 +177,7 @@ def test_the_launcher_sets_the_cublas_workspace_only_where_the_torch_version_nee
 
     for version, expected in (("2.4", ":4096:8"), ("1.8", ":4096:8"), ("2.10", None), (str(TORCH_VERSION), None)):
         monkeypatch.setattr(shim, "installed_versions",
-                            lambda v=version: {"tensorflow": None, "torch": Version.parse(v)})
+                            lambda v=version: {**{key: None for key in FRAMEWORKS}, "torch": Version.parse(v)})
         assert shim.environment_for(None, 1).get("CUBLAS_WORKSPACE_CONFIG") == expected, version
         planned = dict(shim.plan(None, 1))
         assert planned["DET601"] == ["{torch}.manual_seed(1)"]

@@ -105,7 +105,7 @@ def target_versions(tf: Optional[Version] = None) -> dict[str, Version]:
     installed = installed_versions()
     if tf is not None:
         installed["tensorflow"] = tf
-    return {key: installed[key] or newest_known(key) for key in FRAMEWORKS}
+    return {key: installed.get(key) or newest_known(key) for key in FRAMEWORKS}
 
 
 def keras_major(version: Optional[Version]) -> int:

@@ -1,6 +1,6 @@
-"""Keras 3 off TensorFlow, shown with the real Keras and PyTorch on the CPU: a Keras-on-PyTorch
-program that never seeds builds different weights in every process, detlint reports it (DET101)
-and its fix, keras.utils.set_random_seed, makes two processes train bit-identical weights."""
+"""Keras 3 off TensorFlow, shown with the real Keras, PyTorch and JAX on the CPU: a Keras program
+on either backend that never seeds builds different weights in every process, detlint reports it
+(DET101) and its fix, keras.utils.set_random_seed, makes two processes train bit-identical weights."""
 from __future__ import annotations
 
 import subprocess
@@ -12,12 +12,11 @@ import pytest
 from conftest import run_weights
 
 pytest.importorskip("keras")
-pytest.importorskip("torch")
 
 PROGRAM = '''\
 import os
 
-os.environ["KERAS_BACKEND"] = "torch"
+os.environ["KERAS_BACKEND"] = "@BACKEND@"
 import hashlib
 
 import keras
@@ -42,12 +41,15 @@ def detlint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, timeout=300)
 
 
-def test_an_unseeded_keras_on_torch_program_differs_and_the_fix_makes_it_repeat(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_an_unseeded_keras_program_differs_on_every_backend_and_the_fix_makes_it_repeat(tmp_path: Path,
+                                                                                       backend: str) -> None:
+    pytest.importorskip(backend)
     script = tmp_path / "train.py"
-    script.write_text(PROGRAM)
+    script.write_text(PROGRAM.replace("@BACKEND@", backend))
     first, second = run_python(script), run_python(script)
-    assert first.split()[1] == "torch"
-    assert first != second, "an unseeded Keras-on-PyTorch model trained identically twice"
+    assert first.split()[1] == backend
+    assert first != second, f"an unseeded Keras model on {backend} trained identically twice"
     found = detlint("train.py", cwd=tmp_path)
     assert found.returncode == 1 and "train.py:11:" in found.stdout and "DET101" in found.stdout, found.stdout
     assert "keras.utils.set_random_seed(42)" in found.stdout

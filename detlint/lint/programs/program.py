@@ -233,7 +233,11 @@ class ProgramBuilder:
                 return
             if "." not in name and head in facts.imports and not local_only and hops < MAX_REEXPORTS:
                 name = facts.imports[head]  # a package re-exports it: `from .models import build`
-            found = self.resolver.resolve(path, name) if "." in name and not local_only else None
+            # a module the file imports (a local variable's method, `helper.run()`, is never a
+            # module's function, even where a helper.py lies beside)
+            imported = name.startswith(".") or head in facts.imports or any(
+                q.split(".")[0] == head for q in [*facts.imports.values(), *facts.star_imports])
+            found = self.resolver.resolve(path, name) if "." in name and imported and not local_only else None
             if found:  # models.net.build, .seeding.seed_all: a function of a project module
                 other_path, rest = found
                 other = touch(other_path)

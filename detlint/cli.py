@@ -11,7 +11,8 @@ from typing import Any, Optional, Sequence, TextIO
 
 from detlint._version import __version__
 from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.settings.config import OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option, seed_arg
+from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option,
+                                     seed_arg)
 from detlint.settings.pins import has_dependency_file
 from detlint.lint.cache import FactsCache
 from detlint.lint.ftypes import Diagnostic
@@ -71,6 +72,8 @@ def check_parser() -> argparse.ArgumentParser:
         p.add_argument(fw.option, dest=f"{fw.key}_version", metavar="VERSION",
                        help=f"target {fw.title} version, e.g. {fw.releases[-2]}")
     p.add_argument("--keras-version", type=int, choices=(2, 3), help="Keras major version (default: from TF)")
+    p.add_argument("--keras-backend", choices=KERAS_BACKENDS,
+                   help="the backend Keras 3 runs on where a program does not set KERAS_BACKEND (default tensorflow)")
     p.add_argument("--seed", type=seed_arg, help="seed value fixes write, 0 to 2**32-1 (default 42)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default concise")
     p.add_argument("-o", "--output-file", help="write the report to a file")
@@ -117,7 +120,7 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "per-file-ignores": _per_file_ignores(args.per_file_ignores), "exclude": args.exclude,
         "extend-exclude": args.extend_exclude, "entry-points": args.entry_points,
         "not-training": args.not_training,
-        "keras-version": args.keras_version, "seed": args.seed, "output-format": args.output_format,
+        "keras-version": args.keras_version, "keras-backend": args.keras_backend, "seed": args.seed, "output-format": args.output_format,
         "extend-ignore": args.extend_ignore,
         "max-file-size": args.max_file_size, "file-timeout": args.file_timeout,
     }

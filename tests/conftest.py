@@ -18,6 +18,7 @@ FRAMEWORK_HEADER_RE = re.compile(r"#\s*fixture:(?P<pairs>[^\n]*)")
 DEFAULT_VERSION = "2.21"
 NEWEST_TORCH = "2.15"
 NEWEST_LIGHTNING = "2.6"
+NEWEST_JAX = "0.10"
 
 
 # A tf.data pipeline whose parallel map returns elements in completion order; {before} runs before
@@ -55,7 +56,9 @@ def fixture_overrides(paths: Iterable[Path]) -> dict[str, str]:
         match = FRAMEWORK_HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])
         if match:
             pairs = re.findall(r"\b([a-z]+)-version=([\d.]+)", match.group("pairs"))
-            return {f"{key}-version": version for key, version in pairs if key != "tf"}
+            out = {f"{key}-version": version for key, version in pairs if key != "tf"}
+            out.update(re.findall(r"\b(keras-backend)=(\w+)", match.group("pairs")))
+            return out
     return {}
 
 
@@ -90,7 +93,7 @@ def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
     # the fixtures live under tests/, a default not-training folder: check them as training code
     # the newest PyTorch and Lightning unless asked (not those installed here, which a fixture would follow)
     cli = {"tensorflow-version": version, "torch-version": NEWEST_TORCH, "lightning-version": NEWEST_LIGHTNING,
-           "not-training": [], **overrides}
+           "jax-version": NEWEST_JAX, "not-training": [], **overrides}
     settings = load_settings([root or ROOT], cli, isolated=True)
     return Linter(settings)
 

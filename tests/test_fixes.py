@@ -33,7 +33,8 @@ def options_for(text: str) -> list[str]:
     first = text.splitlines()[0]
     opt_in = first.split("extend-select=")[1].split()[0] if "extend-select=" in first else None
     torch = first.split("torch-version=")[1].split()[0] if "torch-version=" in first else "2.15"
-    return ["--tf-version", version, "--torch-version", torch, "--isolated", "--fix"] \
+    backend = ["--keras-backend", first.split("keras-backend=")[1].split()[0]] if "keras-backend=" in first else []
+    return ["--tf-version", version, "--torch-version", torch, "--jax-version", "0.10", *backend, "--isolated", "--fix"] \
         + ([] if "safe-only" in first else ["--unsafe-fixes"]) + (["--extend-select", opt_in] if opt_in else [])
 
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, make_linter
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.docs import rules_page
-from detlint.knowledge.frameworks import framework
+from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.knowledge.versions import Version, known_versions
 
 KB = kb_module.load()
@@ -20,7 +20,7 @@ KB = kb_module.load()
 # (every release, for the frameworks with fewer rules).
 VERSIONS = {"tensorflow": ["1.13", "1.15", "2.0", "2.1", "2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.12", "2.15",
                            "2.16", "2.21"],
-            "torch": [str(v) for v in known_versions("torch")]}
+            **{key: [str(v) for v in known_versions(key)] for key in FRAMEWORKS if key != "tensorflow"}}
 
 
 def example_cases():

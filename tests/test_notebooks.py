@@ -108,15 +108,30 @@ def test_logits_resized_for_an_argmax_in_a_later_cell_are_never_differentiated(t
 @pytest.mark.parametrize("backend_cell", ["%env KERAS_BACKEND=jax", "import os\nos.environ['KERAS_BACKEND'] = 'jax'"])
 def test_an_unseeded_keras_notebook_on_jax_gets_the_seed_finding_and_its_fix(tmp_path: Path, backend_cell: str) -> None:
     """Keras 3 on JAX still draws layer seeds: DET101 names keras.utils.set_random_seed; the
-    TensorFlow op rules (a Conv2D's DET201) stay silent off TensorFlow."""
+    TensorFlow op rules (a Conv2D's DET201) stay silent off TensorFlow, and determinism is JAX's
+    XLA flag (DET701)."""
     cells = [backend_cell, "import keras\nfrom keras import layers",
              "model = keras.Sequential([keras.Input((28, 28, 1)), layers.Conv2D(8, 3), layers.Flatten(),\n"
              "                          layers.Dense(10)])\nmodel.compile(optimizer='adam', loss='mse')\n"
              "model.fit(x_train, y_train, epochs=2)"]
     nb = write_notebook(tmp_path / "convnet.ipynb", cells)
     diags = make_linter("2.21", root=NOTEBOOKS).run([nb]).diagnostics
-    assert [(d.cell, d.line, d.code) for d in diags] == [(3, 1, "DET101")]
+    assert [(d.cell, d.line, d.code) for d in diags] == [(3, 1, "DET101"), (3, 4, "DET701")]
     assert "keras.utils.set_random_seed(42)" in diags[0].message
+    assert "Keras 3 model on the JAX backend" in diags[1].message and "--xla_gpu_deterministic_ops=true" in diags[1].message
+
+
+def test_a_jax_notebook_takes_the_flag_from_env_magic_and_the_fix_puts_it_above_import_jax(tmp_path: Path) -> None:
+    train = ["import jax\nimport optax", "print(jax.devices())",
+             "grads = jax.grad(loss)(params, batch)\nparams = optax.apply_updates(params, grads)"]
+    flagged = write_notebook(tmp_path / "flagged.ipynb", ["%env XLA_FLAGS=--xla_gpu_deterministic_ops=true", *train])
+    plain = write_notebook(tmp_path / "plain.ipynb", train)
+    assert findings([flagged, plain], "2.21") == [("plain.ipynb", 3, 1, "DET701")]
+    subprocess.run([sys.executable, "-m", "detlint", "--isolated", "--no-cache", "--fix", "--unsafe-fixes",
+                    "plain.ipynb"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    first = "".join(json.loads(plain.read_text())["cells"][0]["source"])
+    assert first.index("XLA_FLAGS") < first.index("import jax"), first
+    assert findings([plain], "2.21") == []
 
 
 def test_magics_env_and_noqa_inside_cells(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ on either backend that never seeds builds different weights in every process, de
 (DET101) and its fix, keras.utils.set_random_seed, makes two processes train bit-identical weights."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,23 @@ def test_an_unseeded_keras_program_differs_on_every_backend_and_the_fix_makes_it
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "keras.utils.set_random_seed(42)" in script.read_text()
     assert run_python(script) == run_python(script)
+
+
+@pytest.mark.parametrize("backend", ["torch", "jax"])
+def test_detlint_run_repeats_an_unseeded_keras_program_on_every_backend(tmp_path: Path, backend: str) -> None:
+    """`detlint run` seeds Keras 3 at its import (keras.utils.set_random_seed), whatever the backend."""
+    pytest.importorskip(backend)
+    script = tmp_path / "train.py"
+    script.write_text(PROGRAM.replace("@BACKEND@", backend))
+
+    def launched() -> str:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHASHSEED", "KERAS_BACKEND")}
+        proc = subprocess.run([sys.executable, "-m", "detlint", "run", "--", sys.executable, "train.py"],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                              env={**env, "CUDA_VISIBLE_DEVICES": ""})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return next(line for line in proc.stdout.splitlines() if line.startswith("WEIGHTS"))
+
+    first = launched()
+    assert first.split()[1] == backend
+    assert first == launched()

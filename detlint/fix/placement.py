@@ -8,9 +8,10 @@ from typing import Any, Optional, Sequence
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from detlint.knowledge.frameworks import before_import
+
 DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np", "keras": "keras", "os": "os", "random": "random", "torch": "torch"}
 EQUIVALENT_MODULES = {"keras": ("keras", "tensorflow.keras")}
-BEFORE_IMPORT = {"before-tf-import": "tensorflow", "before-torch-import": "torch"}
 Position = tuple[int, int]
 
 
@@ -60,8 +61,8 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
             and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
-def _imports_module(stmt: cst.CSTNode, module: str) -> bool:
-    return any(m == module or m.startswith(module + ".") for _, m in imported_names(stmt))
+def _imports_module(stmt: cst.CSTNode, modules: tuple[str, ...]) -> bool:
+    return any(m == module or m.startswith(module + ".") for _, m in imported_names(stmt) for module in modules)
 
 
 def _after_imports(body: Sequence[cst.BaseStatement], limit_line: Optional[int], line_of: Any,
@@ -141,8 +142,9 @@ def insert_statements(module: cst.Module, inserts: list[tuple[str, list[str], di
     for where, code, imports in inserts:
         aliases: dict[str, str] = {}
         base = _after_imports(body, limit_line, line_of, after_lines)
-        if where in BEFORE_IMPORT:  # an environment setting the framework reads when it starts
-            first = next((i for i, s in enumerate(body) if _imports_module(s, BEFORE_IMPORT[where])), None)
+        starts = before_import(where)
+        if starts:  # an environment setting the framework reads when it starts
+            first = next((i for i, s in enumerate(body) if _imports_module(s, starts)), None)
             if first is not None:
                 base = first
         planned = imports_at.setdefault(base, [])

@@ -24,6 +24,9 @@ class Framework:
     # marks an era (TF1 graph code pinned >=1.12 cannot run on TF 2); PyTorch's API has been
     # stable since 1.0, so ``torch>=0.4`` is only a minimum that today's releases meet
     floor_is_era: bool = True
+    # the imports that start it: environment settings it reads at start-up go before the first
+    # of these (``before-<key>-import`` fixes)
+    starts: tuple[str, ...] = ()
 
 
 FRAMEWORKS: dict[str, Framework] = {
@@ -33,22 +36,38 @@ FRAMEWORKS: dict[str, Framework] = {
         distributions=("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
                        "tensorflow-intel", "tensorflow-aarch64"),
         option="--tf-version", setting="tensorflow-version",
-        before_oldest="where TensorFlow has no GPU determinism switch"),
+        before_oldest="where TensorFlow has no GPU determinism switch", starts=("tensorflow",)),
     "torch": Framework(
         key="torch", title="PyTorch",
         # 1.7 brought the determinism switch (set_deterministic); 1.8 renamed it
         releases=(*(f"1.{minor}" for minor in range(7, 14)), *(f"2.{minor}" for minor in range(0, 16))),
         distributions=("torch",),
         option="--torch-version", setting="torch-version",
-        before_oldest="where PyTorch has no determinism switch", floor_is_era=False),
+        before_oldest="where PyTorch has no determinism switch", floor_is_era=False, starts=("torch",)),
     # what Trainer(deterministic=True) turns on changed in 1.5: cuDNN's flag before, torch's switch after
     "lightning": Framework(
         key="lightning", title="PyTorch Lightning",
         releases=(*(f"1.{minor}" for minor in range(0, 10)), *(f"2.{minor}" for minor in range(0, 7))),
         distributions=("lightning", "pytorch-lightning"),
         option="--lightning-version", setting="lightning-version", floor_is_era=False),
+    # JAX's API is keyed by jax's minor release (0.4 spanned 2022-2024); jaxlib carries XLA and
+    # is released in step with it. XLA reads XLA_FLAGS when the backend starts: a program may
+    # import the libraries built on JAX (Flax, Optax, Keras on JAX) before it sets them
+    "jax": Framework(
+        key="jax", title="JAX",
+        releases=tuple(f"0.{minor}" for minor in range(1, 11)),
+        distributions=("jax", "jaxlib"),
+        option="--jax-version", setting="jax-version", floor_is_era=False,
+        starts=("jax", "flax", "optax", "equinox", "haiku", "orbax", "keras")),
 }
 DEFAULT_FRAMEWORK = "tensorflow"  # rules directly under rules/ (a project's own, older layout)
+
+
+def before_import(where: str) -> tuple[str, ...]:
+    """The modules a ``before-<key>-import`` fix goes above (``before-tf-import`` names TensorFlow)."""
+    key = where.removeprefix("before-").removesuffix("-import")
+    key = "tensorflow" if key == "tf" else key
+    return FRAMEWORKS[key].starts if key in FRAMEWORKS and where.startswith("before-") else ()
 
 
 def framework(key: str) -> Framework:

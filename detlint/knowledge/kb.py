@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS
+from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, before_import
 from detlint.knowledge.versions import Version, VersionRange
 
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
@@ -130,6 +130,9 @@ class Group:
     undone_by: Optional[str] = None
     framework: str = DEFAULT_FRAMEWORK
     extends: Optional[str] = None  # a group of another framework this one adds its matchers to
+    # present in every program when a setting has one of these values (keras-backend = "jax"),
+    # as if the code had matched: for what a project decides outside its code
+    when_setting: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -409,9 +412,9 @@ class _Reader:
         if action == "insert":
             self.expect(isinstance(value.get("code"), list) and value["code"], f"{where}.code",
                         "insert needs a list of code lines")
-            self.expect(value.get("where", "after-imports") in ("after-imports", "before-tf-import",
-                                                                "before-torch-import"),
-                        f"{where}.where", "after-imports, before-tf-import or before-torch-import")
+            place = value.get("where", "after-imports")
+            self.expect(place == "after-imports" or bool(before_import(place)), f"{where}.where",
+                        "after-imports or before-<framework>-import (before-tf-import, before-torch-import, ...)")
         if action in ("set-args",):
             self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
         if action in ("remove-args",):
@@ -468,6 +471,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             matchers=reader.matchers(spec.get("matchers", []), f"{where}.matchers"),
             imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
             undone_by=spec.get("undone-by"), framework=reader.framework, extends=spec.get("extends"),
+            when_setting={str(k): tuple(str(x) for x in v) for k, v in (spec.get("when-setting") or {}).items()},
         )
 
     for i, spec in enumerate(data.get("ops") or []):

@@ -49,6 +49,18 @@ class Evaluator:
     def rule_on(self, rule: Rule) -> bool:
         return rule.versions.contains(self.version(rule))
 
+    def assumed(self, owners: set[str]) -> set[str]:
+        """Groups present because of the project's settings (``keras-backend = "jax"``) where the
+        code (``owners``: what it matched) does not decide itself (a group's ``unless-present``)."""
+        out = set()
+        for name, group in self.kb.groups.items():
+            spec = group.when_setting
+            if not spec or any(f"group:{other}" in owners for other in spec.get("unless-present", ())):
+                continue
+            if all(str(self.settings.setting(key)) in values for key, values in spec.items() if key != "unless-present"):
+                out.add(f"group:{name}")
+        return out
+
     def gated(self, matcher: Matcher, imported: set[str]) -> bool:
         """A method-name match counts only where its framework is imported (``imported``: the
         top-level framework modules the file or program imports)."""
@@ -139,6 +151,7 @@ class Evaluator:
         # what is switched on: group matches that apply to the target version
         present = {h.owner for h in hits
                    if not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras)}
+        present |= self.assumed(present)
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
@@ -279,6 +292,7 @@ class Evaluator:
                    and id(th) not in after]
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits}
+        present |= self.assumed(present)
         for rule in self.kb.rules.values():
             if not self.rule_on(rule) or _switched_off(rule, present):
                 continue
@@ -304,7 +318,7 @@ class Evaluator:
         offending use for ``each-site`` checks."""
         present = check.get("when-present")
         witness = [th for th in program.all_hits if present and in_group(th, present)]
-        if present and not witness:
+        if present and not witness and f"group:{present}" not in self.assumed({th.hit.owner for th in program.all_hits}):
             return []
         uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras, program)]
         if not uses:
@@ -363,8 +377,10 @@ class Evaluator:
                 return False  # a switch of its own (cuDNN's flag for convolutions) covers it
             return (status is not None and status.status in rule.ops_status and not status.requires
                     and self._applies(matcher, keras) and (op.phase == "forward" or trains))
-        if not in_group(th, uses) or th.hit.displayed:
-            return False  # a draw that is only printed or plotted does not feed training
+        if not in_group(th, uses):
+            return False
+        if th.hit.displayed and not check.get("late-only"):
+            return False  # a draw that is only printed or plotted does not feed training (but it ran)
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
 
     def _rewritable(self, op_id: str, hit: Hit) -> bool:

@@ -20,7 +20,7 @@ from detlint.lint import stand_ins
 from detlint.lint.flow import training_branches
 from detlint.lint.flow.branches import Branches
 from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
-                                     literal, matched_argument)
+                                     known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
@@ -464,6 +464,9 @@ class Collector(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.def_bodies.add(id(node.body))
+        for decorator in node.decorators:  # `@eqx.filter_value_and_grad`: the call, without arguments
+            if isinstance(decorator.decorator, (cst.Name, cst.Attribute)):
+                self.match_bare_decorator(decorator.decorator)
         self.no_grad += sum(1 for d in node.decorators if self.stops_autograd(d.decorator))
         if self.depth == 0 and not node.decorators and not self.in_main_guard:
             self.plain_functions.append(node.name.value)
@@ -489,6 +492,22 @@ class Collector(cst.CSTVisitor):
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
+
+    def match_bare_decorator(self, node: cst.BaseExpression) -> None:
+        """A decorator written without parentheses is that call with the function as its only
+        argument: call matchers that ask nothing of the arguments match it."""
+        written = dotted(node) or ""
+        qual = self.qualify(written)
+        if not qual:
+            return
+        for candidate in names.candidates(qual):
+            entries = self.kb.index["call"].get(candidate, ())
+            shown = written if written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
+            for owner, i in entries:
+                if not self.kb.matcher(owner, i).kwargs:
+                    self.hit(owner, i, shown, node)
+            if entries:
+                break
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.no_grad -= sum(1 for d in original_node.decorators if self.stops_autograd(d.decorator))
@@ -855,14 +874,20 @@ class Collector(cst.CSTVisitor):
         if not isinstance(key, str):
             return
         value = self.value(value_node) if value_node is not None else UNKNOWN
-        self.env_value(key, value, stmt, how)
+        known = known_text(value_node) if value is UNKNOWN and value_node is not None else ""
+        self.env_value(key, value, stmt, how, known)
 
-    def env_value(self, key: str, value: Any, stmt: cst.CSTNode, how: str) -> None:
+    def env_value(self, key: str, value: Any, stmt: cst.CSTNode, how: str, known: str = "") -> None:
+        """``known``: the literal parts of a value built at run time (``os.environ.get("XLA_FLAGS",
+        "") + " --xla_gpu_deterministic_ops=true"``), enough for a ``contains`` test."""
         value = value if isinstance(value, str) or value is UNKNOWN else (
             str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN)
         for owner, i in self.kb.index["env"].get(key, ()):
             matcher = self.kb.matcher(owner, i)
-            if matcher.value is None or check(matcher.value, value):
+            if value is UNKNOWN and known and matcher.value is not None and set(matcher.value.spec) == {"contains"}:
+                if check(matcher.value, known):
+                    self.hit(owner, i, key, stmt, f"{how}:?")
+            elif matcher.value is None or check(matcher.value, value):
                 detail = f"{how}:{'?' if value is UNKNOWN else value}"
                 self.hit(owner, i, key, stmt, detail)
 
@@ -1048,8 +1073,9 @@ class Collector(cst.CSTVisitor):
         if self.runs_its_arguments(qual, node):
             receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
             for arg in node.args:
-                if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    ref = dotted(arg.value)
+                value = _partial_function(arg.value, self.qualify)
+                if isinstance(value, (cst.Name, cst.Attribute)):
+                    ref = dotted(value)
                     if ref and ref not in self.holders:
                         self.facts.calls.append(CallSite(self.function_ref(ref), line, col, self.current_scope))
             for value in receiver + [arg.value for arg in node.args]:
@@ -1284,6 +1310,13 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node
     for child in node.children:
         yield from _names_and_attributes(child)
+
+
+def _partial_function(node: cst.BaseExpression, resolve: Any) -> cst.BaseExpression:
+    """``functools.partial(train_step, lr=lr)`` runs ``train_step``: the function it wraps."""
+    if isinstance(node, cst.Call) and node.args and resolve(dotted(node.func) or "") == "functools.partial":
+        return node.args[0].value
+    return node
 
 
 def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:

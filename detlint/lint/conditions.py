@@ -12,6 +12,22 @@ from detlint.knowledge.kb import Condition
 MISSING = object()
 
 
+def known_text(node: cst.BaseExpression) -> str:
+    """The string literals a string expression is built from (``a + " --flag"``, an f-string's
+    text), space-joined: what can be said of a value computed at run time."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return " ".join(filter(None, (known_text(node.left), known_text(node.right))))
+    if isinstance(node, cst.FormattedString):
+        return " ".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else ""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "join" \
+            and node.args and isinstance(node.args[0].value, (cst.List, cst.Tuple)):
+        return " ".join(known_text(e.value) for e in node.args[0].value.elements if isinstance(e, cst.Element))
+    return ""
+
+
 def literal(node: cst.BaseExpression, resolve: Callable[[str], Optional[str]],
             constants: dict[str, Any]) -> Any:
     """The value of ``node`` if it is known without running the code, else ``UNKNOWN``."""

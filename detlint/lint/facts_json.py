@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 12
+FORMAT = 13
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:

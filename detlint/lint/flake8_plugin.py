@@ -39,6 +39,8 @@ class Plugin:
                 help=f"detlint: target {fw.title} version (default: pyproject [tool.detlint], pins, installed)")
         add("--detlint-keras-version", parse_from_config=True, default=None, type=int,
             help="detlint: Keras major version, 2 or 3 (default: from the TensorFlow version)")
+        add("--detlint-keras-backend", parse_from_config=True, default=None,
+            help="detlint: the backend Keras 3 runs on where a program does not set KERAS_BACKEND")
         add("--detlint-entry-points", parse_from_config=True, comma_separated_list=True, default=None,
             help="detlint: globs of files that are programs even without a main guard")
         add("--detlint-not-training", parse_from_config=True, comma_separated_list=True, default=None,
@@ -52,6 +54,7 @@ class Plugin:
             **{fw.setting: getattr(options, f"detlint_{fw.option[2:].replace('-', '_')}", None)
                for fw in FRAMEWORKS.values()},
             "keras-version": getattr(options, "detlint_keras_version", None),
+            "keras-backend": getattr(options, "detlint_keras_backend", None),
             "entry-points": getattr(options, "detlint_entry_points", None) or None,
             "seed": getattr(options, "detlint_seed", None),
             "not-training": getattr(options, "detlint_not_training", None),

@@ -69,7 +69,7 @@ def child_environment(seed: int, verbose: bool, base: Optional[dict[str, str]] =
         env.pop(name, None)
     if env.get("TF_CUDNN_USE_AUTOTUNE", "").strip().lower() in ("0", "false"):
         env.pop("TF_CUDNN_USE_AUTOTUNE")
-    for name, value in environment_for(tf_version(), seed).items():
+    for name, value in environment_for(tf_version(), seed, env).items():
         env[name] = value
     boot_environment(env)
     env["DETLINT_APPLY_SEED"] = str(seed)
@@ -85,7 +85,8 @@ def main(argv: Sequence[str]) -> int:
         command = command[1:]
     env = child_environment(args.seed, args.verbose)
     if args.print_env:
-        for name in sorted(set(env) - set(os.environ)) + [n for n in ("PYTHONHASHSEED",) if n in os.environ]:
+        changed = sorted(n for n in env if os.environ.get(n) != env[n])
+        for name in changed + [n for n in ("PYTHONHASHSEED",) if n in os.environ and n not in changed]:
             sys.stdout.write(f"{name}={env[name]}\n")
         return 0
     if not command:

@@ -25,7 +25,9 @@ from detlint.knowledge.versions import Version, newest_known
 
 DONE, PENDING, ALREADY, NOT_NEEDED, ABSENT, UNFIXABLE, FAILED = (
     "done", "pending", "already done", "not needed", "absent", "unfixable", "failed")
-ENV_LINE = re.compile(r"""environ\[["'](?P<name>\w+)["']\]\s*=\s*["'](?P<value>[^"']*)["']""")
+# os.environ["NAME"] = "value", or appended to what is there: = os.environ.get("NAME", "") + " value"
+ENV_LINE = re.compile(r"""environ\[["'](?P<name>\w+)["']\]\s*=\s*(?P<append>[\w{}]+\.environ\.get\(["']\w+["'],\s*["']["']\)\s*\+\s*)?"""
+                      r"""["'](?P<value>[^"']*)["']""")
 STDLIB = {"os", "random"}
 
 
@@ -167,9 +169,14 @@ class _Runner:
             missing = [m for m in modules if not installed(m)]
             self.add(rule.code, _describe(lines), ABSENT, f"{', '.join(missing)} not installed")
             return
+        if _already_set(lines):
+            self.add(rule.code, _describe(lines), ALREADY)
+            return
         action = self.add(rule.code, _describe(lines), DONE)
-        if spec.get("before-cuda") and _torch_cuda_started():
-            action.status, action.detail = UNFIXABLE, "CUDA is already initialised; set it before torch starts CUDA (detlint run)"
+        started = STARTED.get(spec.get("before-start", ""))
+        if started is not None and started[0]():
+            action.status, action.detail = UNFIXABLE, started[1]
+            return  # what it would set is read no more: leave the environment as it was
 
         def work(_: ModuleType) -> None:
             namespace = {placeholder: importlib.import_module(mod) for placeholder, mod in imports.items()}
@@ -241,6 +248,23 @@ class _Runner:
         if compiled:
             self.add(rule.code, f"{compiled} Keras model(s) already compiled with jit_compile=True", UNFIXABLE,
                      "recompile them with jit_compile=False after apply()")
+
+
+def _appended(current: str, value: str) -> str:
+    """``value`` (flags) added to ``current`` unless it is there already."""
+    words = current.split()
+    return " ".join(words + [w for w in value.split() if w not in words])
+
+
+def _already_set(lines: list[str]) -> bool:
+    """Are ``lines`` all environment settings the environment already holds?"""
+    matches = [ENV_LINE.search(line) for line in lines]
+    if not lines or not all(matches):
+        return False
+    return all(os.environ.get(m.group("name"), "").split() == _appended(os.environ.get(m.group("name"), ""),
+                                                                          m.group("value")).split()
+               if m.group("append") else os.environ.get(m.group("name")) == m.group("value")
+               for m in matches if m is not None)
 
 
 def _describe(lines: list[str]) -> str:
@@ -353,6 +377,23 @@ def _torch_cuda_started() -> bool:
         return False
 
 
+def _jax_backend_started() -> bool:
+    """Has JAX made its backends (and so read XLA_FLAGS)? Only looked at, never started."""
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    try:
+        return bool(bridge is not None and getattr(bridge, "_backends", None))
+    except Exception:
+        return False
+
+
+# runtime ``before-start``: what a setting must come before -> (has it started?, what to say)
+STARTED: dict[str, tuple[Callable[[], bool], str]] = {
+    "torch-cuda": (_torch_cuda_started, "CUDA is already initialised; set it before torch starts CUDA (detlint run)"),
+    "jax-backend": (_jax_backend_started, "JAX already started its backend, which read XLA_FLAGS then; set it "
+                                          "before the first JAX computation (detlint run does)"),
+}
+
+
 def runtime_rules(kb: kb_module.KnowledgeBase) -> list[kb_module.Rule]:
     rules = [r for r in kb.rules.values() if r.runtime]
     return sorted(rules, key=lambda r: (ORDER.get(r.runtime["action"], 9), r.code))
@@ -411,7 +452,7 @@ def plan(version: Optional[Version], seed: int) -> list[tuple[str, list[str]]]:
     return out
 
 
-def environment_for(version: Optional[Version], seed: int) -> dict[str, str]:
+def environment_for(version: Optional[Version], seed: int, base: Optional[dict[str, str]] = None) -> dict[str, str]:
     """Variables a launcher sets before the interpreter starts: PYTHONHASHSEED and the
     environment lines of the run-time fixes for this TensorFlow version and the installed
     versions of the other frameworks (CUBLAS_WORKSPACE_CONFIG for PyTorch 1.7-2.9)."""
@@ -428,5 +469,8 @@ def environment_for(version: Optional[Version], seed: int) -> dict[str, str]:
         for line in (fix.data.get("code", []) if fix else []):
             match = ENV_LINE.search(line)
             if match:
-                env[match.group("name")] = match.group("value")
+                name, value = match.group("name"), match.group("value")
+                if match.group("append"):  # added to what the caller's environment holds
+                    value = _appended((os.environ if base is None else base).get(name, ""), value)
+                env[name] = value
     return env

@@ -28,6 +28,7 @@ else:  # pragma: no cover - exercised on Python 3.9/3.10 only
 
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
 DEFAULT_SEED = 42
+KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")
 SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
 SEVERITIES = ("error", "warning", "note")
 # Files that are not training programs: tests, benchmarks, demos and plots, converters. A pattern
@@ -145,6 +146,9 @@ class Settings:
     keras_set: Optional[int] = None
     keras_set_source: str = ""
     seed: int = DEFAULT_SEED
+    # the backend Keras 3 runs on where a program does not set KERAS_BACKEND itself (None:
+    # TensorFlow, Keras's default; ~/.keras/keras.json is not read)
+    keras_backend: Optional[str] = None
     select: list[str] = field(default_factory=lambda: ["DET"])
     select_explicit: bool = False  # the user chose `select` (the default does not turn on opt-in rules)
     extend_select: list[str] = field(default_factory=list)
@@ -163,6 +167,10 @@ class Settings:
     # per-file limits (0 turns one off): a larger file, or one whose parse runs longer, gets DET001
     max_file_size: int = 1024  # KiB of source (of code, for a notebook)
     file_timeout: float = 60.0  # seconds
+
+    def setting(self, key: str) -> Any:
+        """A setting's value by its [tool.detlint] name (``keras-backend``)."""
+        return getattr(self, _KEYS[key][1])
 
     def version_of(self, key: str) -> Version:
         return self.targets[key].version
@@ -212,7 +220,7 @@ class Settings:
             "version-root": str(self.version_root) if self.version_root else None,
             "keras-version": self.keras_major,
             "keras-version-source": self.keras_source,
-            "seed": self.seed,
+            "seed": self.seed, "keras-backend": self.keras_backend or "tensorflow",
             "select": self.select, "extend-select": self.extend_select, "ignore": self.ignore,
             "per-file-ignores": self.per_file_ignores,
             "exclude": self.exclude, "extend-exclude": self.extend_exclude,
@@ -226,7 +234,7 @@ class Settings:
 # key -> (type check, attribute)
 _KEYS: dict[str, tuple[type, str]] = {
     **{fw.setting: (str, "targets") for fw in FRAMEWORKS.values()}, "keras-version": (int, "keras_major"),
-    "seed": (int, "seed"), "select": (list, "select"), "extend-select": (list, "extend_select"),
+    "keras-backend": (str, "keras_backend"), "seed": (int, "seed"), "select": (list, "select"), "extend-select": (list, "extend_select"),
     "ignore": (list, "ignore"), "extend-ignore": (list, "ignore"),
     "per-file-ignores": (dict, "per_file_ignores"), "exclude": (list, "exclude"),
     "extend-exclude": (list, "extend_exclude"), "entry-points": (list, "entry_points"),
@@ -424,6 +432,8 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             if value not in (2, 3):
                 raise ConfigError(f"{where}: keras-version must be 2 or 3, got {value!r}")
             settings.keras_source = f"{where} keras-version"
+        if key == "keras-backend" and value not in KERAS_BACKENDS:
+            raise ConfigError(f"{where}: keras-backend must be one of {', '.join(KERAS_BACKENDS)}, got {value!r}")
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: output-format must be one of {', '.join(OUTPUT_FORMATS)}")
         if key in _CODE_KEYS and known_codes is not None:

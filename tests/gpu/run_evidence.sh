@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Run the GPU claims of the PyTorch knowledge base on this machine's CUDA device and keep the
-# report: docs/gpu-evidence/torch-<version>-<gpu>.txt (commit it). Needs torch with CUDA.
+# Run the GPU claims of the PyTorch and JAX knowledge bases on this machine's GPU and keep the
+# reports: docs/gpu-evidence/torch-<version>-<gpu>.txt and jax-<version>-<gpu>.txt (commit them).
+# Each part runs where its framework is installed with GPU support.
 set -u
 cd "$(dirname "$0")/../.."
 out=${OUT:-docs/gpu-evidence}
 mkdir -p "$out"
-name=$(python -c "import torch; print(torch.__version__.split('+')[0] + '-' + torch.cuda.get_device_name(0).replace(' ', '_'))")
-{
-  python -c "import torch, platform; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version(), 'gpu', torch.cuda.get_device_name(0), 'python', platform.python_version())"
-  PYTHONPATH=. python -m pytest -p no:cacheprovider -rA -q tests/gpu
-} 2>&1 | tee "$out/torch-$name.txt"
+if python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  name=$(python -c "import torch; print(torch.__version__.split('+')[0] + '-' + torch.cuda.get_device_name(0).replace(' ', '_'))")
+  {
+    python -c "import torch, platform; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version(), 'gpu', torch.cuda.get_device_name(0), 'python', platform.python_version())"
+    PYTHONPATH=. python -m pytest -p no:cacheprovider -rA -q -s tests/gpu/test_torch_gpu_claims.py
+  } 2>&1 | tee "$out/torch-$name.txt"
+fi
+if python -c "import jax, sys; sys.exit(0 if jax.default_backend() == 'gpu' else 1)" 2>/dev/null; then
+  name=$(python -c "import jax; print(jax.__version__ + '-' + jax.devices()[0].device_kind.replace(' ', '_'))")
+  {
+    python -c "import jax, jaxlib, platform; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'gpu', jax.devices()[0].device_kind, 'python', platform.python_version())"
+    PYTHONPATH=. python -m pytest -p no:cacheprovider -rA -q -s tests/gpu/test_jax_gpu_claims.py
+  } 2>&1 | tee "$out/jax-$name.txt"
+fi

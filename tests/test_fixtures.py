@@ -28,7 +28,7 @@ def test_fixtures_cover_every_issue2_rule() -> None:
     codes = {code for _, base, files in UNITS for _, _, code in expectations(files, FIXTURES)}
     for code in ("DET101", "DET103", "DET104", "DET105", "DET201", "DET203", "DET301", "DET401", "DET402",
                  "DET501", "DET601", "DET602", "DET603", "DET604", "DET605", "DET606", "DET607", "DET608",
-                 "DET609", "DET610"):
+                 "DET609", "DET610", "DET701", "DET702", "DET703", "DET704", "DET705"):
         assert code in codes, f"no positive fixture for {code}"
 
 

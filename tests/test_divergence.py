@@ -134,3 +134,17 @@ def test_runs_are_quiet_unless_verbose(tmp_path: Path) -> None:
                              capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
     assert verbose.returncode == 2 and json.loads(verbose.stdout)["compared"] is False
     assert verbose.stderr.count("PROGRAM SAYS") == 2 and verbose.stderr.count("ON STDOUT") == 2
+
+
+def test_default_initialised_keras_model_is_reported_at_its_initial_weights() -> None:
+    """The common case: no seed, default initialisers. The report names the layers, the lines
+    that made them and DET101 with the version's fix, not the first eager op (a Cast)."""
+    code, report = diverge_cli("--", sys.executable, "default_init.py")
+    first = report["first"]
+    assert code == 1 and first["phase"] == "init", first
+    kernels = [(v["owner"], v["kind"], v["created"]) for v in first["variables"] if v["name"] == "kernel"]
+    assert kernels == [("dense", "Dense", "default_init.py:9"), ("dense_1", "Dense", "default_init.py:10")]
+    assert all(v["max_abs_diff"] > 0 for v in first["variables"])
+    assert first["rule"] == "DET101" and "keras.utils.set_random_seed(42)" in first["fix"]
+    code, report = diverge_cli("--seed", "3", "--", sys.executable, "default_init.py")
+    assert code == 0 and report["first"] is None and report["states_compared"] == {"init": 4}

@@ -21,14 +21,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from detlint.divergence import states
 from detlint.knowledge import kb as kb_module
+from detlint.knowledge.frameworks import framework as framework_of
 from detlint.settings.config import check_seed, seed_arg
-from detlint.divergence.recorder import ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS, dump_size_mb, library_roots
-from detlint.runtime.shim import tf_version
+from detlint.divergence.recorder import (ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS, PROGRESS,
+                                        dump_size_mb, library_roots)
+from detlint.runtime.shim import target_versions, tf_version
 
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 QUIET_LEVEL = "2"  # TensorFlow's C++ INFO and WARNING lines (its start-up banner) are not shown
 NEARBY = 6  # how many earlier ops to look at when the differing op itself is not in the knowledge base
+SHOWN = 8  # variables listed for a differing state
+STATE_TITLES = {states.INIT: "the initial weights, before the first training step",
+                states.BATCH: "the first batch the model is given"}
+STATE_RULES = {states.INIT: "initial-state", states.BATCH: "first-batch"}
+STATE_NAMES = {states.INIT: "the initial weights", states.BATCH: "the first batch"}
 
 
 @dataclass
@@ -57,6 +65,10 @@ class Divergence:
     rule: Optional[str] = None
     rule_name: Optional[str] = None
     fix: Optional[str] = None
+    # "init" (the variables before the first training step), "batch" (the first batch) or "ops"
+    phase: str = "ops"
+    variables: list[dict[str, Any]] = field(default_factory=list)  # for init and batch: what differs
+    total: int = 0  # ... out of how many
 
 
 @dataclass
@@ -70,6 +82,7 @@ class DivergeReport:
     dump_mb: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     compared: bool = False  # False when a run recorded nothing, so there was nothing to compare
+    states_compared: dict[str, int] = field(default_factory=dict)  # state -> variables compared
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,12 +92,31 @@ class DivergeReport:
         if not self.compared:
             lines.append("nothing to compare: a run recorded no TensorFlow ops")
         elif self.first is None:
-            lines.append(f"no difference: {self.ops_compared} op outputs ({self.values_compared} values) "
-                         f"were identical in every run")
+            seen = [f"{STATE_NAMES[phase]} ({n} {'variable' if phase == states.INIT else 'array'}{'s' * (n != 1)})"
+                    for phase, n in self.states_compared.items()]
+            lines.append(f"no difference: {', '.join(seen + [''])}{self.ops_compared} op outputs "
+                         f"({self.values_compared} values) were identical in every run")
+        elif self.first.phase in STATE_TITLES:
+            d = self.first
+            owners = {v["owner"] for v in d.variables}
+            counted = f"{len(d.variables)} of {d.total} variables differ, in {len(owners)} layer{'s' * (len(owners) != 1)}" \
+                if d.phase == states.INIT else f"{len(d.variables)} of {d.total} input{'s' * (d.total != 1)} differ"
+            lines.append(f"first difference: {STATE_TITLES[d.phase]} ({counted})")
+            for v in d.variables[:SHOWN]:
+                made = f", created at {v['created']}" if v["created"] else ""
+                diff = f"max |run 1 - run 2| = {v['max_abs_diff']:.6g}" if v["max_abs_diff"] is not None else "differs"
+                lines.append(f"  {v['owner']} ({v['kind']}{made}): {v['name']} {v['shape']} {diff}")
+            if len(d.variables) > SHOWN:
+                lines.append(f"  ... and {len(d.variables) - SHOWN} more")
+            if d.rule:
+                lines.append(f"  known source: {d.rule} {d.rule_name}; {d.fix}")
+            if d.detail:
+                lines.append(f"  {d.detail}")
         else:
             d = self.first
-            name = f" '{d.op_name}'" if d.op_name and d.op_name != d.op_type else ""
-            where = "inside a tf.function graph" if d.stream == "graph" else "run eagerly"
+            name = f" '{d.op_name}'" if d.op_name and d.op_name != d.op_type and d.stream else ""
+            where = {"graph": "inside a tf.function graph", "eager": "run eagerly"}.get(d.stream) or (
+                f"in {d.op_name}" if d.op_name else "outside any module")
             lines.append(f"first difference: {d.op_type}{name} ({where})")
             lines.append(f"  created at {d.location}")
             if d.max_abs_diff is not None:
@@ -323,6 +355,130 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
                 pass
 
 
+def compare_states(dumps: list[str], seed: int = 42,
+                   counted: Optional[dict[str, int]] = None) -> Optional[Divergence]:
+    """The first state (initial weights, then the first batch) that differs between run 1 and
+    another run, with the knowledge base's rule for it in the framework that recorded it.
+    ``counted`` receives how many variables of each state were compared."""
+    for phase in (states.INIT, states.BATCH):
+        for other in dumps[1:]:
+            compared = states.differences(dumps[0], other, phase)
+            if compared is not None and counted is not None:
+                counted[phase] = compared.variables
+            if compared is None or not compared.differing:
+                continue
+            kb = kb_module.load()
+            version = target_versions()[compared.framework]
+            rules = [r for r in kb.rules.values() if STATE_RULES[phase] in r.explains
+                     and r.framework == compared.framework and r.versions.contains(version)]
+            rule = rules[0] if rules else None
+            fix = rule.fix_for(version) if rule else None
+            title = framework_of(compared.framework).title
+            others = ", ".join(f"{r.code} {r.name}" for r in rules[1:])
+            first = compared.differing[0]
+            return Divergence(
+                stream="", position=0, op_type="", op_name="", location=first.created or "unknown source location",
+                max_abs_diff=first.max_abs_diff, detail=f"also possible: {others}" if others else "",
+                rule=rule.code if rule else None, rule_name=rule.name if rule else None,
+                fix=(fix.title.replace("{seed}", str(seed)) + f" ({title} {version})") if fix else None,
+                phase=phase, total=compared.variables,
+                variables=[{"owner": d.owner, "kind": d.kind, "created": d.created, "name": d.name,
+                            "shape": list(d.shape), "max_abs_diff": d.max_abs_diff} for d in compared.differing])
+    return None
+
+
+def _op_rule(kb: kb_module.KnowledgeBase, raw_op: str, framework: str, version: Any) -> Optional[kb_module.Rule]:
+    """The rule that explains an op of ``framework`` by its raw name, at ``version``: the rule of
+    the op's status (or the one the op names), or a rule that lists it (random ops: a seed)."""
+    for rule in kb.rules.values():
+        if rule.framework == framework and raw_op in rule.raw_ops and rule.versions.contains(version):
+            return rule
+    for op in kb.ops.values():
+        if op.framework != framework or raw_op not in op.raw_ops:
+            continue
+        status = op.status_at(version)
+        if status is None:
+            continue
+        for rule in kb.rules.values():
+            if rule.framework == framework and status.status in rule.ops_status and rule.scope in ("file", "program") \
+                    and (op.reported_by is None or rule.code == op.reported_by):
+                return rule
+    return None
+
+
+def compare_torch_ops(dumps: list[str], seed: int = 42) -> Optional[tuple[Optional[Divergence], int, int]]:
+    """PyTorch runs (torch_recorder): the first op output, in execution order, that differs
+    between run 1 and another run; None when the runs recorded no PyTorch ops. A difference that
+    starts at a pass-through op (a copy, a cast, a view) is placed at what it passes on."""
+    from detlint.divergence import torch_recorder
+
+    runs = [torch_recorder.read_ops(d) for d in dumps]
+    if any(r is None for r in runs) or not runs[0]:
+        return None
+    if all(states.read(d, states.INIT) is not None and states.read(d, states.BATCH) is not None for d in dumps):
+        # the weights and the first batch were compared and are equal: what ran before the model's
+        # first call (initialisers later overwritten, data preparation) reached training only
+        # through them
+        runs = [[r for r in run if r.get("training", True)] for run in runs]  # type: ignore[union-attr]
+    base = runs[0]
+    first: Optional[tuple[int, int]] = None  # (index, run)
+    for k, other in enumerate(runs[1:], start=1):
+        for i, (a, b) in enumerate(zip(base, other)):
+            if a["op"] != b["op"] or a["digest"] != b["digest"]:
+                break
+        else:
+            if len(base) == len(other):
+                continue
+            i = min(len(base), len(other))
+        if first is None or i < first[0]:
+            first = (i, k)
+    if first is None:
+        return None, len(base), sum(int(_count(r["shape"])) for r in base)
+    i, k = first
+    other = runs[k]
+    before = base[:i]
+    compared = (len(before), sum(int(_count(r["shape"])) for r in before))
+    if i >= len(base) or i >= len(other):
+        longer = base if len(base) > len(other) else other
+        record = longer[i]
+        return (Divergence(stream="", position=i, op_type=record["op"], op_name=record["module"],
+                           location=record["site"] or "unknown source location", max_abs_diff=None,
+                           detail=f"one run recorded {len(base)} op outputs and the other {len(other)}",
+                           phase=record["phase"]), *compared)
+    a, b = base[i], other[i]
+    diff: Optional[float] = None
+    detail = ""
+    if a["op"] != b["op"]:
+        detail = f"the runs took different paths: {a['op']} in run 1, {b['op']} in run {k + 1}"
+    else:
+        x, y = torch_recorder.op_values(dumps[0], a), torch_recorder.op_values(dumps[k], b)
+        if x is not None and y is not None:
+            diff, detail = _max_abs_diff(x, y)
+    short = torch_recorder.op_short_name(a["op"])
+    if short in torch_recorder.PASS_THROUGH:
+        made = "from values made outside PyTorch's ops (NumPy, Python or a file)" if not a["inputs"] else \
+            f"from {base[a['inputs'][0]]['op']}"
+        detail = (detail + "; " if detail else "") + f"{short} only passes on its input, which differs already: it came {made}"
+    kb = kb_module.load()
+    version = target_versions()["torch"]
+    rule = _op_rule(kb, short, "torch", version)
+    fix = rule.fix_for(version) if rule else None
+    step = f"optimizer step {a['step'] + 1}"
+    return (Divergence(stream="", position=i, op_type=a["op"], op_name=a["module"],
+                       location=a["site"] or (f"the backward pass of {a['module']}" if a["module"] else "unknown source location"),
+                       max_abs_diff=diff, detail=(detail + "; " if detail else "") + f"{a['phase']} of {step}",
+                       rule=rule.code if rule else None, rule_name=rule.name if rule else None,
+                       fix=(fix.title.replace("{seed}", str(seed)) + f" (PyTorch {version})") if fix else None,
+                       phase=a["phase"]), *compared)
+
+
+def _count(shape: list[int]) -> int:
+    total = 1
+    for n in shape:
+        total *= n
+    return total
+
+
 # ---- running --------------------------------------------------------------------------------------
 def _quiet_level(value: Optional[str]) -> str:
     """A log level at least as quiet as ``QUIET_LEVEL`` (a quieter one the user set is kept)."""
@@ -380,10 +536,23 @@ def _child_env(dump: str, seed: Optional[int], apply: bool, steps: Optional[int]
     return env
 
 
+def _progress(run: str, dump: str) -> None:
+    """``run 1/2: step 3, 12.5 MB`` on one line of stderr, only when it is a terminal."""
+    try:
+        if not sys.stderr.isatty():
+            return
+        step = Path(dump + PROGRESS).read_text().strip() if os.path.exists(dump + PROGRESS) else "0"
+        sys.stderr.write(f"\r{run}: step {step}, {dump_size_mb(dump):.1f} MB recorded ")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def _run_child(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Optional[float], max_mb: float,
-               report: DivergeReport, verbose: bool = False) -> None:
+               report: DivergeReport, verbose: bool = False, run: str = "run") -> None:
     """One run. Quiet by default (its stderr is kept in a file, never a pipe that could fill up
-    and stall the program); with ``verbose`` its output goes to this process's stderr."""
+    and stall the program), with a progress line on a terminal; with ``verbose`` its output goes
+    to this process's stderr."""
     hard_limit = (seconds or 600) + 120
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
         if verbose:
@@ -396,13 +565,20 @@ def _run_child(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Opti
         else:
             proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=err)
         start = time.monotonic()
+        shown_progress = False
         while proc.poll() is None:
             time.sleep(0.2)
+            if not verbose:
+                _progress(run, dump)
+                shown_progress = True
             if time.monotonic() - start > hard_limit or dump_size_mb(dump) > 2 * max_mb:
                 proc.kill()
                 report.notes.append("a run was stopped at the time or disk limit; its record may be incomplete")
                 break
         proc.wait()
+        if shown_progress and sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")  # the progress line goes once the run is over
+            sys.stderr.flush()
         err.seek(0)
         lines = err.read().strip().splitlines()
     report.exit_codes.append(proc.returncode)
@@ -438,7 +614,16 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
             dump = os.path.join(tmp, f"run{i + 1}")
             dumps.append(dump)
             _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
-                       time_limit, max_dump_mb, report, verbose)
+                       time_limit, max_dump_mb, report, verbose, run=f"run {i + 1}/{runs}")
+        state = compare_states(dumps, seed if seed is not None else 42, report.states_compared)
+        if state is not None:  # the runs parted before any op of training ran
+            report.first, report.compared = state, True
+            return report
+        torch_ops = compare_torch_ops(dumps, seed if seed is not None else 42)
+        if torch_ops is not None:
+            report.first, report.ops_compared, report.values_compared = torch_ops
+            report.compared = True
+            return report
         if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
             report.notes.append("is TensorFlow installed for that interpreter, and does the program import it?")
             return report

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional
 
+from detlint.divergence import states
 from detlint.runtime.imports_hook import when_imported
 
 ENV_DUMP = "DETLINT_DIVERGE_DUMP"
@@ -23,6 +24,14 @@ ENV_SECONDS = "DETLINT_DIVERGE_SECONDS"
 ENV_MB = "DETLINT_DIVERGE_MB"
 ENV_SEED = "DETLINT_DIVERGE_SEED"
 ENV_PATHS = "DETLINT_DIVERGE_PATHS"  # where to write this interpreter's library folders (JSON)
+PROGRESS = ".progress"  # <dump>.progress: the training steps done so far, for the progress line
+
+
+def note_steps(root: str, steps: int) -> None:
+    try:
+        Path(root + PROGRESS).write_text(str(steps))
+    except OSError:
+        pass
 
 
 def library_roots() -> list[str]:
@@ -44,8 +53,10 @@ def library_roots() -> list[str]:
 
 
 def dump_size_mb(root: str) -> float:
+    """The disk a run's record uses: its folder and the states beside it (``<root>.init.bin``)."""
     total = 0
-    for path in Path(root).rglob("*"):
+    base = Path(root)
+    for path in [*base.rglob("*"), *base.parent.glob(base.name + ".*")]:
         try:
             total += path.stat().st_size
         except OSError:
@@ -62,7 +73,8 @@ def _limits() -> tuple[Optional[int], Optional[float], Optional[float]]:
 
 
 def _seed(seed: int) -> None:
-    """Seed both runs alike (only seeds: op determinism stays as the program has it)."""
+    """Seed both runs alike (only seeds: op determinism stays as the program has it): Python,
+    NumPy, TensorFlow (and Keras), PyTorch, each when the program imports it."""
     import random
 
     random.seed(seed)
@@ -73,6 +85,7 @@ def _seed(seed: int) -> None:
         setter(seed) if setter else tf.random.set_seed(seed)
 
     when_imported("tensorflow", seed_tf)
+    when_imported("torch", lambda torch: torch.manual_seed(seed))
 
 
 def start() -> None:
@@ -112,12 +125,23 @@ def start() -> None:
 
         atexit.register(finish)
 
+    roots = library_roots()
+    state_budget = int((float(os.environ.get(ENV_MB) or 512) * 2**20) // 4)  # a quarter of the disk for states
+
     def on_keras(keras: ModuleType) -> None:
         model = getattr(keras, "Model", None)
         fit = getattr(model, "fit", None)
         if fit is None or getattr(fit, "__detlint_limited__", False):
             return
         callback_base = keras.callbacks.Callback
+        created = _note_layer_sites(keras, roots)
+
+        class Snapshot(callback_base):  # type: ignore[misc, valid-type]
+            """The model's variables before its first training step (once per run)."""
+
+            def on_train_begin(self, logs: Any = None) -> None:
+                if not os.path.exists(root + f".{states.INIT}.json"):
+                    states.write(root, states.INIT, "tensorflow", _keras_variables(self.model, created), state_budget)
 
         class Limit(callback_base):  # type: ignore[misc, valid-type]
             def __init__(self) -> None:
@@ -126,6 +150,7 @@ def start() -> None:
 
             def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
                 self.steps += 1
+                note_steps(root, self.steps)
                 over_steps = steps is not None and self.steps >= steps
                 over_time = deadline is not None and time.monotonic() > deadline
                 over_disk = budget is not None and dump_size_mb(root) > budget
@@ -135,11 +160,59 @@ def start() -> None:
 
         def limited_fit(self: Any, *args: Any, **kwargs: Any) -> Any:
             callbacks = list(kwargs.pop("callbacks", None) or [])
-            kwargs["callbacks"] = callbacks + [Limit()]
+            kwargs["callbacks"] = callbacks + [Snapshot(), Limit()]
             return fit(self, *args, **kwargs)
 
         limited_fit.__detlint_limited__ = True  # type: ignore[attr-defined]
         model.fit = limited_fit
 
+    def on_torch(torch: ModuleType) -> None:
+        from detlint.divergence import torch_recorder
+
+        torch_recorder.install(torch, root, roots, state_budget, steps, deadline, budget)
+
     when_imported("tensorflow", on_tensorflow)
     when_imported("keras", on_keras)
+    when_imported("torch", on_torch)
+
+
+def _note_layer_sites(keras: ModuleType, roots: list[str]) -> dict[int, str]:
+    """Where each Keras layer is made (``train.py:11``), by layer id: kept from its ``__init__``."""
+    created: dict[int, str] = {}
+    layer = getattr(getattr(keras, "layers", None), "Layer", None)
+    original = getattr(layer, "__init__", None)
+    if original is None or getattr(original, "__detlint_sites__", False):
+        return created
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        created.setdefault(id(self), states.user_site(roots, self))
+        original(self, *args, **kwargs)
+
+    init.__detlint_sites__ = True  # type: ignore[attr-defined]
+    layer.__init__ = init
+    return created
+
+
+def _keras_variables(model: Any, created: dict[int, str]) -> Any:
+    """(layer, class, where made, variable, value) for every variable a layer of ``model`` owns."""
+    import numpy as np
+
+    try:
+        layers = list(model._flatten_layers(include_self=False, recursive=True))
+    except Exception:  # not a Keras model as expected: only its top-level layers
+        layers = list(getattr(model, "layers", []))
+    seen: set[int] = set()
+    for layer in layers:
+        own = next((getattr(layer, a) for a in ("_trainable_variables", "_trainable_weights") if hasattr(layer, a)), [])
+        rest = next((getattr(layer, a) for a in ("_non_trainable_variables", "_non_trainable_weights")
+                     if hasattr(layer, a)), [])
+        for variable in [*own, *rest]:
+            if id(variable) in seen:
+                continue
+            seen.add(id(variable))
+            name = str(getattr(variable, "name", "?")).split("/")[-1].split(":")[0]
+            try:
+                value = np.asarray(variable)
+            except Exception:
+                continue
+            yield layer.name, type(layer).__name__, created.get(id(layer), ""), name, value

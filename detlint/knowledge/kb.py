@@ -34,7 +34,9 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
-             "training"}
+             "training", "explains"}
+# what `detlint diverge` compares before the ops (divergence/states.py), and a rule may explain
+DIVERGE_STATES = ("initial-state", "first-batch")
 
 
 class KnowledgeBaseError(Exception):
@@ -154,7 +156,7 @@ class Op:
     workaround: str
     references: list[dict[str, str]]
     rewrite: Optional[dict[str, Any]] = None  # a call rewrite some fixes apply (bias_add -> x + b)
-    raw_ops: tuple[str, ...] = ()  # TensorFlow op types of this source (for detlint diverge)
+    raw_ops: tuple[str, ...] = ()  # the framework's op names of this source: TF op types, ATen ops (detlint diverge)
     reported_by: Optional[str] = None  # a rule of its own instead of DET201/DET202
     framework: str = DEFAULT_FRAMEWORK  # whose versions the statuses are keyed by
     fixed_by: Optional[str] = None  # a group that makes this op deterministic on its own (cuDNN's flag)
@@ -198,6 +200,9 @@ class Rule:
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
     graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
+    # ...and states that differ between runs (DIVERGE_STATES): initial weights that differ are a
+    # missing seed of the framework's own (DET101, DET601)
+    explains: tuple[str, ...] = ()
     # about training runs only: silent in files that are not training (tests, benchmarks, ...)
     # and in programs that only run inference
     training: bool = False
@@ -557,6 +562,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
             raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
             training=bool(spec.get("training", False)), framework=reader.framework,
+            explains=tuple(spec.get("explains", ())),
         )
 
 
@@ -565,6 +571,10 @@ def _check_references(kb: KnowledgeBase) -> None:
         if group.undone_by is not None and group.undone_by not in kb.rules:
             raise KnowledgeBaseError(f"group {group.name}.undone-by: unknown rule {group.undone_by!r}")
     for rule in kb.rules.values():
+        unknown = set(rule.explains) - set(DIVERGE_STATES)
+        if unknown:
+            raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.explains: unknown {sorted(unknown)}; "
+                                     f"known: {', '.join(DIVERGE_STATES)}")
         for j, check in enumerate(rule.program):
             for key in ("uses", "requires", "when-present"):
                 group = check.get(key)

@@ -33,6 +33,7 @@ LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 QUIET_LEVEL = "2"  # TensorFlow's C++ INFO and WARNING lines (its start-up banner) are not shown
 NEARBY = 6  # how many earlier ops to look at when the differing op itself is not in the knowledge base
 SHOWN = 8  # variables listed for a differing state
+TIMELINE_LIMIT = 5000  # points the HTML report plots
 STATE_TITLES = {states.INIT: "the initial weights, before the first training step",
                 states.BATCH: "the first batch the model is given"}
 STATE_RULES = {states.INIT: "initial-state", states.BATCH: "first-batch"}
@@ -83,6 +84,9 @@ class DivergeReport:
     notes: list[str] = field(default_factory=list)
     compared: bool = False  # False when a run recorded nothing, so there was nothing to compare
     states_compared: dict[str, int] = field(default_factory=dict)  # state -> variables compared
+    # every compared output in execution order, for the HTML report: {"i", "label", "phase",
+    # "diff" (0.0 equal, None not comparable), "where"}; at most TIMELINE_LIMIT points
+    timeline: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -297,6 +301,32 @@ def _first_difference(base: list[Record], other: list[Record], unordered: Sequen
     return best
 
 
+def _tf_timeline(timeline: list[Record], reader0: Any, other: tuple[Any, list[Record], list[Record]]
+                 ) -> list[dict[str, Any]]:
+    """The largest difference of each op output of run 1 (by time) against its twin in run 2 (the
+    same op output's same occurrence)."""
+    reader1, graph1, eager1 = other
+    twins = _sequences(graph1 + eager1)
+    seen: dict[tuple[str, str, str, int], int] = {}
+    out = []
+    reads = 0
+    for record in timeline[:TIMELINE_LIMIT]:
+        key = _key(record)
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        twin = twins.get(key, [])
+        diff: Optional[float] = None
+        if n < len(twin):
+            if twin[n].digest == record.digest:
+                diff = 0.0
+            elif reads < 500:  # reading values back is the slow part: the first 500 differences
+                reads += 1
+                diff = _max_abs_diff(_value(reader0, record), _value(reader1, twin[n]))[0]
+        out.append({"i": len(out), "label": record.op_name or record.op_type, "phase": "ops", "diff": diff,
+                    "where": record.op_type})
+    return out
+
+
 def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> DivergeReport:
     """Compare run 1 with every other run; the earliest difference (by time) is reported.
     ``roots``: the library folders of the programs' interpreter (this one's when empty)."""
@@ -310,6 +340,7 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
         unordered = [p for p, _ in _graph_rules(kb)]
         timeline = sorted((r for r in graph0 + eager0 if not any(p in r.graph for p in unordered)),
                           key=lambda r: r.wall_time)
+        report.timeline = _tf_timeline(timeline, reader0, opened[1])
         best: Optional[tuple[Record, Record, Any, str]] = None
         for reader1, graph1, eager1 in opened[1:]:
             found = _first_difference(graph0 + eager0, graph1 + eager1, unordered)
@@ -406,12 +437,14 @@ def _op_rule(kb: kb_module.KnowledgeBase, raw_op: str, framework: str, version: 
     return None
 
 
-def compare_torch_ops(dumps: list[str], seed: int = 42) -> Optional[tuple[Optional[Divergence], int, int]]:
+def compare_torch_ops(dumps: list[str], seed: int = 42, timeline: Optional[list[dict[str, Any]]] = None
+                      ) -> Optional[tuple[Optional[Divergence], int, int]]:
     """PyTorch runs (torch_recorder): the first op output, in execution order, that differs
     between run 1 and another run; None when the runs recorded no PyTorch ops. A difference that
     starts at a pass-through op (a copy, a cast, a view) is placed at what it passes on."""
     from detlint.divergence import torch_recorder
 
+    timeline = [] if timeline is None else timeline
     runs = [torch_recorder.read_ops(d) for d in dumps]
     if any(r is None for r in runs) or not runs[0]:
         return None
@@ -432,6 +465,7 @@ def compare_torch_ops(dumps: list[str], seed: int = 42) -> Optional[tuple[Option
             i = min(len(base), len(other))
         if first is None or i < first[0]:
             first = (i, k)
+    timeline.extend(_torch_timeline(dumps[0], base, dumps[1], runs[1]))
     if first is None:
         return None, len(base), sum(int(_count(r["shape"])) for r in base)
     i, k = first
@@ -472,11 +506,51 @@ def compare_torch_ops(dumps: list[str], seed: int = 42) -> Optional[tuple[Option
                        phase=a["phase"]), *compared)
 
 
+def _torch_timeline(dump0: str, base: list[dict[str, Any]], dump1: str, other: list[dict[str, Any]]
+                    ) -> list[dict[str, Any]]:
+    from detlint.divergence import torch_recorder
+
+    out = []
+    for a, b in list(zip(base, other))[:TIMELINE_LIMIT]:
+        diff: Optional[float] = 0.0
+        if a["op"] != b["op"]:
+            diff = None
+        elif a["digest"] != b["digest"]:
+            x, y = torch_recorder.op_values(dump0, a), torch_recorder.op_values(dump1, b)
+            diff = _max_abs_diff(x, y)[0] if x is not None and y is not None else None
+        out.append({"i": len(out), "label": f"{torch_recorder.op_short_name(a['op'])}"
+                    + (f" in {a['module']}" if a["module"] else ""), "phase": a["phase"], "diff": diff,
+                    "where": a["site"]})
+    return out
+
+
+def _state_points(dumps: list[str]) -> list[dict[str, Any]]:
+    """The states as the timeline's first points: the largest difference of each variable."""
+    out = []
+    for phase in (states.INIT, states.BATCH):
+        compared = states.differences(dumps[0], dumps[1], phase) if len(dumps) > 1 else None
+        entries = states.read(dumps[0], phase)
+        if compared is None or entries is None:
+            continue
+        differing = {(d.owner, d.name): d for d in compared.differing}
+        for entry in entries[1]:
+            d = differing.get((entry.owner, entry.name))
+            out.append({"i": 0, "label": f"{entry.owner}.{entry.name}", "phase": phase,
+                        "diff": 0.0 if d is None else d.max_abs_diff, "where": entry.created})
+    return out
+
+
 def _count(shape: list[int]) -> int:
     total = 1
     for n in shape:
         total *= n
     return total
+
+
+def _numbered(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for i, point in enumerate(points[:TIMELINE_LIMIT]):
+        point["i"] = i
+    return points[:TIMELINE_LIMIT]
 
 
 # ---- running --------------------------------------------------------------------------------------
@@ -615,14 +689,17 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
             dumps.append(dump)
             _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
                        time_limit, max_dump_mb, report, verbose, run=f"run {i + 1}/{runs}")
+        points = _state_points(dumps)
         state = compare_states(dumps, seed if seed is not None else 42, report.states_compared)
+        ops: list[dict[str, Any]] = []
+        torch_ops = compare_torch_ops(dumps, seed if seed is not None else 42, ops)
         if state is not None:  # the runs parted before any op of training ran
             report.first, report.compared = state, True
-            return report
-        torch_ops = compare_torch_ops(dumps, seed if seed is not None else 42)
-        if torch_ops is not None:
+        elif torch_ops is not None:
             report.first, report.ops_compared, report.values_compared = torch_ops
             report.compared = True
+        if state is not None or torch_ops is not None:
+            report.timeline = _numbered(points + ops)
             return report
         if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
             report.notes.append("is TensorFlow installed for that interpreter, and does the program import it?")
@@ -631,6 +708,7 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
         compared = compare(dumps, seed if seed is not None else 42, _roots(dumps))
         report.ops_compared, report.values_compared, report.first = (
             compared.ops_compared, compared.values_compared, compared.first)
+        report.timeline = _numbered(points + compared.timeline)
         report.compared = True
     return report
 
@@ -663,6 +741,7 @@ def main(argv: Sequence[str]) -> int:
         prog="detlint diverge",
         usage="detlint diverge [-h] [--runs N] [--seed N] [--apply] [--verbose] [--max-steps N]\n"
               "                       [--time-limit SECONDS] [--max-dump-mb MB] [--output-format {text,json}]\n"
+              "                       [--report FILE.html]\n"
               "                       -- COMMAND [ARGS...]",
         description="Run a program several times, record every op's outputs with TensorFlow's debugger, "
                     "and name the first op whose outputs differ between runs.")
@@ -678,6 +757,8 @@ def main(argv: Sequence[str]) -> int:
                    help="disk for each run's record (default 512)")
     p.add_argument("--output-format", choices=("text", "json"), default="text",
                    help="text for people, json for tools (default text)")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="also write a self-contained HTML page: the largest difference per output, plotted")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
     args = p.parse_args(list(argv))
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -689,6 +770,10 @@ def main(argv: Sequence[str]) -> int:
                              time_limit=args.time_limit, max_dump_mb=args.max_dump_mb, verbose=args.verbose)
     sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
                      else str(report) + "\n")
+    if args.report:
+        from detlint.divergence.html_report import render
+
+        Path(args.report).write_text(render(report), encoding="utf-8")
     if not report.compared:
         return 2
     return 1 if report.first is not None else 0

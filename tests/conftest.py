@@ -146,3 +146,15 @@ def run_weights(path: Path, unset: Iterable[str] = ()) -> str:
                           env={**env, "CUDA_VISIBLE_DEVICES": ""}, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return next(line for line in proc.stdout.splitlines() if line.startswith("WEIGHTS"))
+
+
+def diverge_json(folder: Path, program: str, *args: str, **env: str) -> tuple[int, dict]:
+    """``detlint diverge --output-format json ARGS -- python PROGRAM`` in ``folder`` on the CPU:
+    its exit code and report."""
+    import json
+
+    proc = subprocess.run([sys.executable, "-m", "detlint", "diverge", "--output-format", "json", *args, "--",
+                           sys.executable, program], capture_output=True, text=True, timeout=600, cwd=folder,
+                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "JAX_PLATFORMS": "cpu", **env})
+    assert proc.stdout, proc.stderr[-3000:]
+    return proc.returncode, json.loads(proc.stdout)

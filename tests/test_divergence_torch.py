@@ -2,27 +2,18 @@
 batch and every op's output (a TorchDispatchMode) compared between two real runs."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, diverge_json
 
 pytest.importorskip("torch")
 PROGRAMS = ROOT / "tests" / "realtorch"
 
 
 def diverge(program: str, *args: str) -> tuple[int, dict]:
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run([sys.executable, "-m", "detlint", "diverge", "--output-format", "json", *args, "--",
-                           sys.executable, program], capture_output=True, text=True, env=env, timeout=600,
-                          cwd=PROGRAMS)
-    assert proc.stdout, proc.stderr[-3000:]
-    return proc.returncode, json.loads(proc.stdout)
+    return diverge_json(PROGRAMS, program, *args)
 
 
 def test_unseeded_initial_weights_are_named_by_module_and_line() -> None:

@@ -97,7 +97,8 @@ def test_the_diverge_walkthrough_prints_what_the_readme_shows(block: str) -> Non
     outputs = []
     for _ in range(3 if "data_order" in command else 1):
         program = next(word for word in command.split() if word.endswith(".py"))
-        folder = next(f for f in (ROOT / "tests" / "realtf", ROOT / "tests" / "realtorch") if (f / program).is_file())
+        folder = next(f for f in (ROOT / "tests" / name for name in ("realtf", "realtorch", "realjax"))
+                      if (f / program).is_file())
         proc = subprocess.run(shlex.split(command[2:]), cwd=folder, capture_output=True,
                               text=True, env=env(), timeout=600)
         outputs.append(proc.stdout + proc.stderr[-2000:])
@@ -108,4 +109,4 @@ def test_the_diverge_walkthrough_prints_what_the_readme_shows(block: str) -> Non
 
 
 def test_the_walkthrough_is_there() -> None:
-    assert len(WALKTHROUGH) == 8
+    assert len(WALKTHROUGH) == 9

@@ -437,15 +437,19 @@ def _op_rule(kb: kb_module.KnowledgeBase, raw_op: str, framework: str, version: 
     return None
 
 
-def compare_torch_ops(dumps: list[str], seed: int = 42, timeline: Optional[list[dict[str, Any]]] = None
-                      ) -> Optional[tuple[Optional[Divergence], int, int]]:
-    """PyTorch runs (torch_recorder): the first op output, in execution order, that differs
-    between run 1 and another run; None when the runs recorded no PyTorch ops. A difference that
-    starts at a pass-through op (a copy, a cast, a view) is placed at what it passes on."""
-    from detlint.divergence import torch_recorder
+RECORDED_OPS = ("torch", "jax")  # frameworks whose recorders write an oplog
+
+
+def compare_recorded_ops(dumps: list[str], seed: int = 42, timeline: Optional[list[dict[str, Any]]] = None,
+                         framework: str = "torch") -> Optional[tuple[Optional[Divergence], int, int]]:
+    """PyTorch or JAX runs (torch_recorder, jax_recorder): the first op output, in execution order,
+    that differs between run 1 and another run; None when the runs recorded no such ops. A
+    difference that starts at a pass-through op (a copy, a cast, a view) is placed at what it
+    passes on."""
+    from detlint.divergence import oplog, torch_recorder
 
     timeline = [] if timeline is None else timeline
-    runs = [torch_recorder.read_ops(d) for d in dumps]
+    runs = [oplog.read(d, framework) for d in dumps]
     if any(r is None for r in runs) or not runs[0]:
         return None
     if all(states.read(d, states.INIT) is not None and states.read(d, states.BATCH) is not None for d in dumps):
@@ -465,7 +469,7 @@ def compare_torch_ops(dumps: list[str], seed: int = 42, timeline: Optional[list[
             i = min(len(base), len(other))
         if first is None or i < first[0]:
             first = (i, k)
-    timeline.extend(_torch_timeline(dumps[0], base, dumps[1], runs[1]))
+    timeline.extend(_ops_timeline(dumps[0], base, dumps[1], runs[1], framework))
     if first is None:
         return None, len(base), sum(int(_count(r["shape"])) for r in base)
     i, k = first
@@ -485,30 +489,30 @@ def compare_torch_ops(dumps: list[str], seed: int = 42, timeline: Optional[list[
     if a["op"] != b["op"]:
         detail = f"the runs took different paths: {a['op']} in run 1, {b['op']} in run {k + 1}"
     else:
-        x, y = torch_recorder.op_values(dumps[0], a), torch_recorder.op_values(dumps[k], b)
+        x, y = oplog.values(dumps[0], framework, a), oplog.values(dumps[k], framework, b)
         if x is not None and y is not None:
             diff, detail = _max_abs_diff(x, y)
-    short = torch_recorder.op_short_name(a["op"])
-    if short in torch_recorder.PASS_THROUGH:
+    short = torch_recorder.op_short_name(a["op"]) if framework == "torch" else a["op"]
+    if framework == "torch" and short in torch_recorder.PASS_THROUGH:
         made = "from values made outside PyTorch's ops (NumPy, Python or a file)" if not a["inputs"] else \
             f"from {base[a['inputs'][0]]['op']}"
         detail = (detail + "; " if detail else "") + f"{short} only passes on its input, which differs already: it came {made}"
     kb = kb_module.load()
-    version = target_versions()["torch"]
-    rule = _op_rule(kb, short, "torch", version)
+    version = target_versions()[framework]
+    rule = _op_rule(kb, short, framework, version)
     fix = rule.fix_for(version) if rule else None
-    step = f"optimizer step {a['step'] + 1}"
+    step = f"optimizer step {a['step'] + 1}" if framework == "torch" else f"training step {a['step'] + 1}"
     return (Divergence(stream="", position=i, op_type=a["op"], op_name=a["module"],
                        location=a["site"] or (f"the backward pass of {a['module']}" if a["module"] else "unknown source location"),
                        max_abs_diff=diff, detail=(detail + "; " if detail else "") + f"{a['phase']} of {step}",
                        rule=rule.code if rule else None, rule_name=rule.name if rule else None,
-                       fix=(fix.title.replace("{seed}", str(seed)) + f" (PyTorch {version})") if fix else None,
-                       phase=a["phase"]), *compared)
+                       fix=(fix.title.replace("{seed}", str(seed)) + f" ({framework_of(framework).title} {version})")
+                       if fix else None, phase=a["phase"]), *compared)
 
 
-def _torch_timeline(dump0: str, base: list[dict[str, Any]], dump1: str, other: list[dict[str, Any]]
-                    ) -> list[dict[str, Any]]:
-    from detlint.divergence import torch_recorder
+def _ops_timeline(dump0: str, base: list[dict[str, Any]], dump1: str, other: list[dict[str, Any]],
+                  framework: str) -> list[dict[str, Any]]:
+    from detlint.divergence import oplog, torch_recorder
 
     out = []
     for a, b in list(zip(base, other))[:TIMELINE_LIMIT]:
@@ -516,7 +520,7 @@ def _torch_timeline(dump0: str, base: list[dict[str, Any]], dump1: str, other: l
         if a["op"] != b["op"]:
             diff = None
         elif a["digest"] != b["digest"]:
-            x, y = torch_recorder.op_values(dump0, a), torch_recorder.op_values(dump1, b)
+            x, y = oplog.values(dump0, framework, a), oplog.values(dump1, framework, b)
             diff = _max_abs_diff(x, y)[0] if x is not None and y is not None else None
         out.append({"i": len(out), "label": f"{torch_recorder.op_short_name(a['op'])}"
                     + (f" in {a['module']}" if a["module"] else ""), "phase": a["phase"], "diff": diff,
@@ -692,7 +696,9 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
         points = _state_points(dumps)
         state = compare_states(dumps, seed if seed is not None else 42, report.states_compared)
         ops: list[dict[str, Any]] = []
-        torch_ops = compare_torch_ops(dumps, seed if seed is not None else 42, ops)
+        torch_ops = None
+        for recorded in RECORDED_OPS:
+            torch_ops = torch_ops or compare_recorded_ops(dumps, seed if seed is not None else 42, ops, recorded)
         if state is not None:  # the runs parted before any op of training ran
             report.first, report.compared = state, True
         elif torch_ops is not None:

@@ -86,6 +86,7 @@ def _seed(seed: int) -> None:
 
     when_imported("tensorflow", seed_tf)
     when_imported("torch", lambda torch: torch.manual_seed(seed))
+    # JAX has no global generator: its keys are the program's own
 
 
 def start() -> None:
@@ -171,9 +172,15 @@ def start() -> None:
 
         torch_recorder.install(torch, root, roots, state_budget, steps, deadline, budget)
 
+    def on_jax(jax: ModuleType) -> None:
+        from detlint.divergence import jax_recorder
+
+        jax_recorder.install(jax, root, roots, state_budget, steps, deadline, budget)
+
     when_imported("tensorflow", on_tensorflow)
     when_imported("keras", on_keras)
     when_imported("torch", on_torch)
+    when_imported("jax", on_jax)
 
 
 def _note_layer_sites(keras: ModuleType, roots: list[str]) -> dict[int, str]:

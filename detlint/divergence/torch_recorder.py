@@ -3,14 +3,11 @@ dispatch-level hooks (a ``TorchDispatchMode``), named by the module running it (
 from global forward hooks) and the program's source line; keep the parameters before the first
 optimizer step and the first batch a model is given (``states``); stop after the step limit.
 
-Only digests and, within the budget, the values are written, to ``<dump>/torch_ops.jsonl`` and
-``.bin``, one op at a time: memory does not grow with the run.
+Only digests and, within the budget, the values are written (``oplog``), one op at a time.
 """
 from __future__ import annotations
 
 import atexit
-import hashlib
-import json
 import os
 import sys
 import time
@@ -19,9 +16,8 @@ from types import ModuleType
 from typing import Any, Callable, Optional
 
 from detlint.divergence import states
+from detlint.divergence.oplog import OpLog
 
-OPS_INDEX = "torch_ops.jsonl"
-OPS_VALUES = "torch_ops.bin"
 # ops that pass a value on unchanged (or only reshaped, retyped, copied): a difference that
 # starts at one of them began in what it was computed from
 PASS_THROUGH = frozenset({"_to_copy", "to", "view", "_unsafe_view", "reshape", "t", "transpose", "permute",
@@ -46,13 +42,9 @@ class _Run:
 
     def __init__(self, dump: str, roots: list[str], budget: int, max_steps: Optional[int],
                  deadline: Optional[float], max_mb: Optional[float], on_limit: Callable[[], None]) -> None:
-        os.makedirs(dump, exist_ok=True)
         self.dump, self.roots, self.budget = dump, roots, budget
         self.max_steps, self.deadline, self.max_mb, self.on_limit = max_steps, deadline, max_mb, on_limit
-        self.index = open(os.path.join(dump, OPS_INDEX), "w", encoding="utf-8")
-        self.values = open(os.path.join(dump, OPS_VALUES), "wb")
-        self.kept = 0
-        self.count = 0
+        self.log = OpLog(dump, "torch", budget)
         self.steps = 0
         self.phase = "forward"
         self.created: dict[int, str] = {}
@@ -64,7 +56,6 @@ class _Run:
         self.sites: dict[tuple[Any, int], str] = {}
         self.batch_written = False
         self.init_written = False
-        self.closed = False
         self.paused = False  # while detlint itself reads tensors (the states): not the program's ops
 
     # ---- names ------------------------------------------------------------------------------------
@@ -105,7 +96,7 @@ class _Run:
     def record(self, op: str, inputs: list[Any], outputs: list[Any]) -> None:
         import torch
 
-        if self.closed or self.paused or op_short_name(op) in UNINITIALISED:
+        if self.log.closed or self.paused or op_short_name(op) in UNINITIALISED:
             return
         module = self.name_of(self.stack[-1]) if self.stack else ""
         sources = sorted({self.producers[id(t)][1] for t in inputs if isinstance(t, torch.Tensor)
@@ -118,29 +109,16 @@ class _Run:
                 array = tensor.detach().cpu().contiguous().numpy()
             except Exception:  # a dtype NumPy lacks (bfloat16): compare its float32 copy
                 array = tensor.detach().float().cpu().contiguous().numpy()
-            payload = array.tobytes()
-            digest = hashlib.sha1(f"{array.dtype}|{array.shape}|".encode() + payload).hexdigest()
-            offset = -1
-            if self.kept + len(payload) <= self.budget:
-                offset = self.values.tell()
-                self.values.write(payload)
-                self.kept += len(payload)
-            self.index.write(json.dumps({"i": self.count, "op": op, "slot": slot, "module": module, "phase": self.phase,
-                                         "step": self.steps, "training": self.batch_written, "site": where, "inputs": sources, "digest": digest,
-                                         "dtype": str(array.dtype), "shape": list(array.shape), "offset": offset,
-                                         "nbytes": len(payload)}) + "\n")
+            number = self.log.write(array, op=op, slot=slot, module=module, phase=self.phase, step=self.steps,
+                                    training=self.batch_written, site=where, inputs=sources)
             key = id(tensor)
             try:
-                self.producers[key] = (weakref.ref(tensor, lambda _, key=key: self.producers.pop(key, None)), self.count)
+                self.producers[key] = (weakref.ref(tensor, lambda _, key=key: self.producers.pop(key, None)), number)
             except TypeError:
                 pass
-            self.count += 1
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.index.close()
-            self.values.close()
+        self.log.close()
 
     # ---- phases -----------------------------------------------------------------------------------
     def first_forward(self, module: Any, args: tuple[Any, ...]) -> None:
@@ -187,15 +165,11 @@ class _Run:
 
     def after_step(self) -> None:
         self.steps += 1
-        try:
-            with open(self.dump + ".progress", "w", encoding="utf-8") as handle:  # recorder.PROGRESS
-                handle.write(str(self.steps))
-        except OSError:
-            pass
+        self.log.steps_done(self.steps)
         self.phase = "forward"
         over = ((self.max_steps is not None and self.steps >= self.max_steps)
                 or (self.deadline is not None and time.monotonic() > self.deadline)
-                or (self.max_mb is not None and (self.kept / 2**20) > self.max_mb))
+                or (self.max_mb is not None and (self.log.kept / 2**20) > self.max_mb))
         if over:
             self.on_limit()
 
@@ -274,23 +248,3 @@ def _flatten(value: Any) -> list[Any]:
     if isinstance(value, dict):
         return [x for item in value.values() for x in _flatten(item)]
     return [value]
-
-
-# ---- reading, in the parent ---------------------------------------------------------------------
-def read_ops(dump: str) -> Optional[list[dict[str, Any]]]:
-    try:
-        with open(os.path.join(dump, OPS_INDEX), encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle if line.strip()]
-    except (OSError, ValueError):
-        return None
-
-
-def op_values(dump: str, record: dict[str, Any]) -> Any:
-    import numpy as np
-
-    if record["offset"] < 0:
-        return None
-    with open(os.path.join(dump, OPS_VALUES), "rb") as handle:
-        handle.seek(record["offset"])
-        data = handle.read(record["nbytes"])
-    return np.frombuffer(data, dtype=np.dtype(record["dtype"])).reshape(record["shape"])

@@ -10,7 +10,7 @@ if python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)
   name=$(python -c "import torch; print(torch.__version__.split('+')[0] + '-' + torch.cuda.get_device_name(0).replace(' ', '_'))")
   {
     python -c "import torch, platform; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version(), 'gpu', torch.cuda.get_device_name(0), 'python', platform.python_version())"
-    PYTHONPATH=. python -m pytest -p no:cacheprovider -rA -q -s tests/gpu/test_torch_gpu_claims.py
+    PYTHONPATH=. python -m pytest -p no:cacheprovider -rA -q -s tests/gpu/test_torch_gpu_claims.py tests/gpu/test_diverge_gpu.py
   } 2>&1 | tee "$out/torch-$name.txt"
 fi
 if python -c "import jax, sys; sys.exit(0 if jax.default_backend() == 'gpu' else 1)" 2>/dev/null; then

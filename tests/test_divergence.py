@@ -148,3 +148,12 @@ def test_default_initialised_keras_model_is_reported_at_its_initial_weights() ->
     assert first["rule"] == "DET101" and "keras.utils.set_random_seed(42)" in first["fix"]
     code, report = diverge_cli("--seed", "3", "--", sys.executable, "default_init.py")
     assert code == 0 and report["first"] is None and report["states_compared"] == {"init": 4}
+
+
+def test_a_cast_of_a_value_from_numpy_is_attributed_to_what_it_was_given(tmp_path: Path) -> None:
+    (tmp_path / "cast.py").write_text("import numpy as np\nimport tensorflow as tf\n\nnoise = np.random.rand(4)\n"
+                                      "x = tf.cast(noise, tf.float32)\nprint(float(tf.reduce_sum(x * 2.0)))\n")
+    code, report = diverge_cli("--", sys.executable, "cast.py", cwd=tmp_path)
+    first = report["first"]
+    assert code == 1 and first["op_type"] == "Cast" and first["location"] == "cast.py:5 (in <module>)"
+    assert "only passes on its input" in first["detail"] and "outside TensorFlow's ops" in first["detail"]

@@ -34,6 +34,10 @@ QUIET_LEVEL = "2"  # TensorFlow's C++ INFO and WARNING lines (its start-up banne
 NEARBY = 6  # how many earlier ops to look at when the differing op itself is not in the knowledge base
 SHOWN = 8  # variables listed for a differing state
 TIMELINE_LIMIT = 5000  # points the HTML report plots
+# TensorFlow ops that pass a value on unchanged (or only retyped, reshaped): a difference that
+# starts at one of them began in what it was given
+TF_PASS_THROUGH = frozenset({"Cast", "Identity", "IdentityN", "Reshape", "ReadVariableOp", "Squeeze", "ExpandDims",
+                             "Transpose", "StopGradient", "Snapshot", "CheckNumerics"})
 STATE_TITLES = {states.INIT: "the initial weights, before the first training step",
                 states.BATCH: "the first batch the model is given"}
 STATE_RULES = {states.INIT: "initial-state", states.BATCH: "first-batch"}
@@ -327,6 +331,33 @@ def _tf_timeline(timeline: list[Record], reader0: Any, other: tuple[Any, list[Re
     return out
 
 
+def _passed_on(reader: Any, record: Record, records: list[Record]) -> str:
+    """What a pass-through op (a cast, an identity, a reshape) whose output differs was given: the
+    op that made its input, or a value from outside TensorFlow's ops (Python, NumPy)."""
+    source: Optional[str] = None
+    try:
+        if record.stream == "graph":
+            graph = reader.graph_by_id(record.handle.graph_id)
+            names = graph.get_op_creation_digest(record.op_name).input_names
+            if names:
+                producer = names[0].split(":")[0]
+                kind = graph.get_op_creation_digest(producer).op_type
+                source = f"{kind} '{producer}'"
+        else:
+            execution = record.handle[0]
+            made = {tid: r for r in records if r.stream == "eager"
+                    for tid in (r.handle[0].output_tensor_ids or ())}
+            inputs = [made[t] for t in (execution.input_tensor_ids or ()) if t in made]
+            if inputs:
+                source = f"{inputs[0].op_type} (run eagerly, created at {_location(reader, inputs[0])})"
+    except Exception:  # an older reader without these fields: say what is sure
+        return f"{record.op_type} only passes on its input, which differs already"
+    if source is None:
+        return (f"{record.op_type} only passes on its input, which differs already and was made outside "
+                f"TensorFlow's ops (a Python or NumPy value: a seed or number drawn there)")
+    return f"{record.op_type} only passes on its input, which differs already: it came from {source}"
+
+
 def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> DivergeReport:
     """Compare run 1 with every other run; the earliest difference (by time) is reported.
     ``roots``: the library folders of the programs' interpreter (this one's when empty)."""
@@ -370,6 +401,8 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
                     detail = (detail + "; " if detail else "") + f"in the input pipeline function {record.graph}"
                     code = code or graph_code
                     break
+        if record.op_type in TF_PASS_THROUGH:
+            detail = (detail + "; " if detail else "") + _passed_on(reader0, record, graph0 + eager0)
         rule = kb.rules.get(code) if code else None
         fix = rule.fix_for(version) if rule else None
         report.first = Divergence(

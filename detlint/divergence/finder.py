@@ -404,6 +404,11 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
         if record.op_type in TF_PASS_THROUGH:
             detail = (detail + "; " if detail else "") + _passed_on(reader0, record, graph0 + eager0)
         rule = kb.rules.get(code) if code else None
+        if rule is not None and STATE_RULES[states.BATCH] in rule.explains:  # a batch from the input pipeline
+            others = [f"{r.code} {r.name}" for r in kb.rules.values() if STATE_RULES[states.BATCH] in r.explains
+                      and r.framework == rule.framework and r.code != rule.code and r.versions.contains(version)]
+            detail = (detail + "; " if detail else "") + "the batch the pipeline gave differs" + (
+                f" (also possible: {', '.join(others)})" if others else "")
         fix = rule.fix_for(version) if rule else None
         report.first = Divergence(
             stream=record.stream, position=len(earlier), op_type=record.op_type, op_name=record.op_name,

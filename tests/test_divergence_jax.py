@@ -2,6 +2,8 @@
 Flax module's init returns, the first call of the jitted training step, and every jitted output."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import ROOT, diverge_json
@@ -32,3 +34,27 @@ def test_a_fixed_key_is_clean_with_counts_and_max_steps_counts_train_steps() -> 
     two = report["ops_compared"]
     code, report = diverge("seeded_flax.py", "--max-steps", "4")
     assert code == 0 and report["ops_compared"] == 2 * two > 0
+
+
+def test_a_jitted_output_that_differs_on_a_gpu_names_the_xla_flag(tmp_path: Path) -> None:
+    """Two records as the JAX recorder writes them on a GPU, equal but for one output: the
+    finder names DET701 (on the CPU it names no GPU rule)."""
+    import numpy as np
+
+    from detlint.divergence.finder import compare_recorded_ops
+    from detlint.divergence.oplog import OpLog
+
+    dumps = []
+    for run, noise in enumerate((0.0, 1e-6)):
+        for device in ("gpu", "cpu"):
+            log = OpLog(str(tmp_path / f"{device}{run}"), "jax", 1 << 20)
+            log.write(np.ones(3, "float32"), op="train_step", slot=0, module="params.w", phase="step", step=0,
+                      training=True, site="train.py:9", inputs=[], device=device)
+            log.write(np.full(3, 0.5 + noise, "float32"), op="train_step", slot=0, module="params.b", phase="step",
+                      step=0, training=True, site="train.py:9", inputs=[], device=device)
+            log.close()
+    gpu, ops, values = compare_recorded_ops([str(tmp_path / "gpu0"), str(tmp_path / "gpu1")], framework="jax")
+    assert gpu.op_name == "params.b" and gpu.rule == "DET701" and "--xla_gpu_deterministic_ops=true" in gpu.fix
+    assert (ops, values) == (1, 3)
+    cpu = compare_recorded_ops([str(tmp_path / "cpu0"), str(tmp_path / "cpu1")], framework="jax")[0]
+    assert cpu.op_name == "params.b" and cpu.rule is None

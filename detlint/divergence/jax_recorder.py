@@ -51,6 +51,7 @@ class _Run:
         self.log = OpLog(dump, "jax", budget)
         self.steps = 0
         self.step_function: Optional[str] = None  # the jitted function whose first call gave the states
+        self.backend: Optional[str] = None  # "cpu", "gpu", "tpu"
 
     def _array(self, leaf: Any) -> Any:
         import numpy as np
@@ -73,6 +74,10 @@ class _Run:
         if not leaves or not all(_concrete(x) for _, x in leaves):
             return  # a jitted function called inside another one's trace
         site = states.user_site(self.roots)
+        if self.backend is None:  # asked only now: the backend has started (asking earlier would start it)
+            import jax
+
+            self.backend = jax.default_backend()
         if self.step_function is None and args:
             first = [(p, x) for p, x in _leaves(args[0]) if _concrete(x)]
             if len(first) >= 2:  # parameters or a train state: this is the training step
@@ -87,7 +92,7 @@ class _Run:
                              [(name, "batch", site, p, self._array(x)) for p, x in batch], self.budget)
         for path, leaf in leaves:
             self.log.write(self._array(leaf), op=name, slot=0, module=path, phase="step", step=self.steps,
-                           training=self.step_function is not None, site=site, inputs=[])
+                           training=self.step_function is not None, site=site, inputs=[], device=self.backend)
         if name == self.step_function:
             self.steps += 1
             self.log.steps_done(self.steps)

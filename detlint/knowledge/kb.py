@@ -35,8 +35,9 @@ DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options"
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
              "training", "explains"}
-# what `detlint diverge` compares before the ops (divergence/states.py), and a rule may explain
-DIVERGE_STATES = ("initial-state", "first-batch")
+# what a rule may explain in `detlint diverge`: the states compared before the ops
+# (divergence/states.py), and a computation whose output differs on a GPU from equal inputs
+DIVERGE_STATES = ("initial-state", "first-batch", "gpu-computation")
 
 
 class KnowledgeBaseError(Exception):

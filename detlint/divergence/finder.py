@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from detlint.divergence import states
+from detlint.divergence.states import is_library_frame
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.frameworks import framework as framework_of
 from detlint.settings.config import check_seed, seed_arg
@@ -198,15 +199,6 @@ def _value(reader: Any, record: Record) -> Any:
     return reader.execution_to_tensor_values(execution)[slot]
 
 
-def is_library_frame(filename: str, roots: Sequence[str]) -> bool:
-    """Is this stack frame library code? Pseudo-files (``<frozen ...>``, ``<string>``) and files
-    under one of ``roots`` (see ``recorder.library_roots``) are; everything else is the program's."""
-    if not filename or filename.startswith("<"):
-        return True
-    path = os.path.realpath(filename)
-    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
 def _location(reader: Any, record: Record, roots: Sequence[str] = ()) -> str:
     try:
         if record.stream == "graph":
@@ -222,11 +214,7 @@ def _location(reader: Any, record: Record, roots: Sequence[str] = ()) -> str:
     if not user:
         return "unknown source location (only library frames)"
     path, line, func = user[-1][:3]
-    try:
-        path = os.path.relpath(path)
-    except ValueError:
-        pass
-    return f"{path}:{line} (in {func})"
+    return f"{states.shown_path(path)}:{line} (in {func})"
 
 
 def _max_abs_diff(a: Any, b: Any) -> tuple[Optional[float], str]:
@@ -424,36 +412,49 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
                 pass
 
 
-def compare_states(dumps: list[str], seed: int = 42,
-                   counted: Optional[dict[str, int]] = None) -> Optional[Divergence]:
+def compare_states(dumps: list[str], seed: int = 42, counted: Optional[dict[str, int]] = None,
+                   points: Optional[list[dict[str, Any]]] = None) -> Optional[Divergence]:
     """The first state (initial weights, then the first batch) that differs between run 1 and
     another run, with the knowledge base's rule for it in the framework that recorded it.
-    ``counted`` receives how many variables of each state were compared."""
+    ``counted`` receives how many variables of each state were compared, ``points`` the largest
+    difference of each variable against run 2 (the report's first points)."""
+    found: Optional[Divergence] = None
     for phase in (states.INIT, states.BATCH):
-        for other in dumps[1:]:
+        for k, other in enumerate(dumps[1:]):
             compared = states.differences(dumps[0], other, phase)
-            if compared is not None and counted is not None:
-                counted[phase] = compared.variables
-            if compared is None or not compared.differing:
+            if compared is None:
                 continue
-            kb = kb_module.load()
-            version = target_versions()[compared.framework]
-            rules = [r for r in kb.rules.values() if STATE_RULES[phase] in r.explains
-                     and r.framework == compared.framework and r.versions.contains(version)]
-            rule = rules[0] if rules else None
-            fix = rule.fix_for(version) if rule else None
-            title = framework_of(compared.framework).title
-            others = ", ".join(f"{r.code} {r.name}" for r in rules[1:])
-            first = compared.differing[0]
-            return Divergence(
-                stream="", position=0, op_type="", op_name="", location=first.created or "unknown source location",
-                max_abs_diff=first.max_abs_diff, detail=f"also possible: {others}" if others else "",
-                rule=rule.code if rule else None, rule_name=rule.name if rule else None,
-                fix=(fix.title.replace("{seed}", str(seed)) + f" ({title} {version})") if fix else None,
-                phase=phase, total=compared.variables,
-                variables=[{"owner": d.owner, "kind": d.kind, "created": d.created, "name": d.name,
-                            "shape": list(d.shape), "max_abs_diff": d.max_abs_diff} for d in compared.differing])
-    return None
+            if counted is not None:
+                counted[phase] = compared.variables
+            if k == 0 and points is not None:
+                differing = {(d.owner, d.name): d for d in compared.differing}
+                for entry in compared.entries:
+                    d = differing.get((entry.owner, entry.name))
+                    points.append({"i": 0, "label": f"{entry.owner}.{entry.name}", "phase": phase,
+                                   "diff": 0.0 if d is None else d.max_abs_diff, "where": entry.created})
+            if found is None and compared.differing:
+                found = _state_divergence(phase, compared, seed)
+    return found
+
+
+def _state_divergence(phase: str, compared: states.Compared, seed: int) -> Divergence:
+    kb = kb_module.load()
+    version = target_versions()[compared.framework]
+    rules = [r for r in kb.rules.values() if STATE_RULES[phase] in r.explains
+             and r.framework == compared.framework and r.versions.contains(version)]
+    rule = rules[0] if rules else None
+    fix = rule.fix_for(version) if rule else None
+    title = framework_of(compared.framework).title
+    others = ", ".join(f"{r.code} {r.name}" for r in rules[1:])
+    first = compared.differing[0]
+    return Divergence(
+        stream="", position=0, op_type="", op_name="", location=first.created or "unknown source location",
+        max_abs_diff=first.max_abs_diff, detail=f"also possible: {others}" if others else "",
+        rule=rule.code if rule else None, rule_name=rule.name if rule else None,
+        fix=(fix.title.replace("{seed}", str(seed)) + f" ({title} {version})") if fix else None,
+        phase=phase, total=compared.variables,
+        variables=[{"owner": d.owner, "kind": d.kind, "created": d.created, "name": d.name,
+                    "shape": list(d.shape), "max_abs_diff": d.max_abs_diff} for d in compared.differing])
 
 
 def _op_rule(kb: kb_module.KnowledgeBase, raw_op: str, framework: str, version: Any) -> Optional[kb_module.Rule]:
@@ -566,22 +567,6 @@ def _ops_timeline(dump0: str, base: list[dict[str, Any]], dump1: str, other: lis
         out.append({"i": len(out), "label": f"{torch_recorder.op_short_name(a['op'])}"
                     + (f" in {a['module']}" if a["module"] else ""), "phase": a["phase"], "diff": diff,
                     "where": a["site"]})
-    return out
-
-
-def _state_points(dumps: list[str]) -> list[dict[str, Any]]:
-    """The states as the timeline's first points: the largest difference of each variable."""
-    out = []
-    for phase in (states.INIT, states.BATCH):
-        compared = states.differences(dumps[0], dumps[1], phase) if len(dumps) > 1 else None
-        entries = states.read(dumps[0], phase)
-        if compared is None or entries is None:
-            continue
-        differing = {(d.owner, d.name): d for d in compared.differing}
-        for entry in entries[1]:
-            d = differing.get((entry.owner, entry.name))
-            out.append({"i": 0, "label": f"{entry.owner}.{entry.name}", "phase": phase,
-                        "diff": 0.0 if d is None else d.max_abs_diff, "where": entry.created})
     return out
 
 
@@ -734,8 +719,8 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
             dumps.append(dump)
             _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
                        time_limit, max_dump_mb, report, verbose, run=f"run {i + 1}/{runs}")
-        points = _state_points(dumps)
-        state = compare_states(dumps, seed if seed is not None else 42, report.states_compared)
+        points: list[dict[str, Any]] = []
+        state = compare_states(dumps, seed if seed is not None else 42, report.states_compared, points)
         ops: list[dict[str, Any]] = []
         torch_ops = None
         for recorded in RECORDED_OPS:

@@ -103,8 +103,12 @@ class Difference:
 @dataclass
 class Compared:
     framework: str
-    variables: int  # how many run 1 holds
+    entries: list[Entry]  # run 1's
     differing: list[Difference]
+
+    @property
+    def variables(self) -> int:
+        return len(self.entries)
 
 
 def differences(dump_a: str, dump_b: str, phase: str) -> Optional[Compared]:
@@ -128,7 +132,23 @@ def differences(dump_a: str, dump_b: str, phase: str) -> Optional[Compared]:
             if a is not None and b is not None and a.dtype.kind in "fiub" and b.dtype.kind in "fiub":
                 diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
         out.append(Difference(mine.owner, mine.kind, mine.created, mine.name, mine.shape, diff))
-    return Compared(framework, len(first), out)
+    return Compared(framework, first, out)
+
+
+def is_library_frame(filename: str, roots: Sequence[str]) -> bool:
+    """Is this stack frame library code? Pseudo-files (``<frozen ...>``, ``<string>``) and files
+    under one of ``roots`` (see ``recorder.library_roots``) are; everything else is the program's."""
+    if not filename or filename.startswith("<"):
+        return True
+    path = os.path.realpath(filename)
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def shown_path(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
 
 
 def user_site(roots: Sequence[str], constructing: Any = None) -> str:
@@ -138,16 +158,9 @@ def user_site(roots: Sequence[str], constructing: Any = None) -> str:
     in the model's ``__init__``, ``model = Net()`` for the model itself)."""
     frame = sys._getframe(1)
     while frame is not None:
-        path = frame.f_code.co_filename
-        real = os.path.realpath(path) if path and not path.startswith("<") else ""
-        library = not real or any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
         own_constructor = constructing is not None and frame.f_code.co_name == "__init__" \
             and frame.f_locals.get("self") is constructing
-        if not library and not own_constructor:
-            try:
-                shown = os.path.relpath(path)
-            except ValueError:
-                shown = path
-            return f"{shown}:{frame.f_lineno}"
+        if not own_constructor and not is_library_frame(frame.f_code.co_filename, roots):
+            return f"{shown_path(frame.f_code.co_filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return ""

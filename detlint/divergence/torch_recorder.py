@@ -81,14 +81,9 @@ class _Run:
             key = (frame.f_code, frame.f_lineno)
             if key in self.sites:
                 return self.sites[key]
-            path = frame.f_code.co_filename
-            real = os.path.realpath(path) if path and not path.startswith("<") else ""
-            if real and not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots):
-                try:
-                    shown = os.path.relpath(path)
-                except ValueError:
-                    shown = path
-                self.sites[key] = f"{shown}:{frame.f_lineno} (in {frame.f_code.co_name})"
+            if not states.is_library_frame(frame.f_code.co_filename, self.roots):
+                self.sites[key] = f"{states.shown_path(frame.f_code.co_filename)}:{frame.f_lineno} " \
+                                  f"(in {frame.f_code.co_name})"
                 return self.sites[key]
             frame = frame.f_back
         return ""

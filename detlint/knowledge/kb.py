@@ -37,7 +37,7 @@ RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "sta
              "training", "explains"}
 # what a rule may explain in `detlint diverge`: the states compared before the ops
 # (divergence/states.py), and a computation whose output differs on a GPU from equal inputs
-DIVERGE_STATES = ("initial-state", "first-batch", "gpu-computation")
+DIVERGE_EXPLAINS = ("initial-state", "first-batch", "gpu-computation")
 
 
 class KnowledgeBaseError(Exception):
@@ -201,8 +201,8 @@ class Rule:
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
     graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
-    # ...and states that differ between runs (DIVERGE_STATES): initial weights that differ are a
-    # missing seed of the framework's own (DET101, DET601)
+    # ...and what else it explains when it differs between runs (DIVERGE_EXPLAINS): initial
+    # weights that differ are a missing seed of the framework's own (DET101, DET601)
     explains: tuple[str, ...] = ()
     # about training runs only: silent in files that are not training (tests, benchmarks, ...)
     # and in programs that only run inference
@@ -572,10 +572,10 @@ def _check_references(kb: KnowledgeBase) -> None:
         if group.undone_by is not None and group.undone_by not in kb.rules:
             raise KnowledgeBaseError(f"group {group.name}.undone-by: unknown rule {group.undone_by!r}")
     for rule in kb.rules.values():
-        unknown = set(rule.explains) - set(DIVERGE_STATES)
+        unknown = set(rule.explains) - set(DIVERGE_EXPLAINS)
         if unknown:
             raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.explains: unknown {sorted(unknown)}; "
-                                     f"known: {', '.join(DIVERGE_STATES)}")
+                                     f"known: {', '.join(DIVERGE_EXPLAINS)}")
         for j, check in enumerate(rule.program):
             for key in ("uses", "requires", "when-present"):
                 group = check.get(key)

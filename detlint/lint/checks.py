@@ -40,6 +40,8 @@ class Evaluator:
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
+        # groups a setting makes present (see assumed)
+        self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
 
     # ---- helpers -------------------------------------------------------------------------------
     def version(self, owner: Any) -> Version:
@@ -53,9 +55,8 @@ class Evaluator:
         """Groups present because of the project's settings (``keras-backend = "jax"``) where the
         code (``owners``: what it matched) does not decide itself (a group's ``unless-present``)."""
         out = set()
-        for name, group in self.kb.groups.items():
-            spec = group.when_setting
-            if not spec or any(f"group:{other}" in owners for other in spec.get("unless-present", ())):
+        for name, spec in self.setting_groups:
+            if any(f"group:{other}" in owners for other in spec.get("unless-present", ())):
                 continue
             if all(str(self.settings.setting(key)) in values for key, values in spec.items() if key != "unless-present"):
                 out.add(f"group:{name}")

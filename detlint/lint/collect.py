@@ -498,16 +498,8 @@ class Collector(cst.CSTVisitor):
         argument: call matchers that ask nothing of the arguments match it."""
         written = dotted(node) or ""
         qual = self.qualify(written)
-        if not qual:
-            return
-        for candidate in names.candidates(qual):
-            entries = self.kb.index["call"].get(candidate, ())
-            shown = written if written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
-            for owner, i in entries:
-                if not self.kb.matcher(owner, i).kwargs:
-                    self.hit(owner, i, shown, node)
-            if entries:
-                break
+        if qual:
+            self.match_names("call", qual, node, written=written, bare=True)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.no_grad -= sum(1 for d in original_node.decorators if self.stops_autograd(d.decorator))
@@ -899,12 +891,16 @@ class Collector(cst.CSTVisitor):
                 self.match_names("bare", qual, node.value)
 
     def match_names(self, kind: str, qual: str, node: cst.CSTNode, call: Optional[cst.Call] = None,
-                    value: Any = MISSING, written: Optional[str] = None) -> bool:
+                    value: Any = MISSING, written: Optional[str] = None, bare: bool = False) -> bool:
+        """``bare``: a call written without its arguments (a decorator): only matchers that ask
+        nothing of them."""
         matched = False
         for candidate in names.candidates(qual):
             entries = self.kb.index[kind].get(candidate, ())
             for owner, i in entries:
                 matcher = self.kb.matcher(owner, i)
+                if bare and matcher.kwargs:
+                    continue
                 detail = ""
                 if call is not None and matcher.kwargs:
                     self.pending_defaults = []

@@ -261,8 +261,7 @@ def _already_set(lines: list[str]) -> bool:
     matches = [ENV_LINE.search(line) for line in lines]
     if not lines or not all(matches):
         return False
-    return all(os.environ.get(m.group("name"), "").split() == _appended(os.environ.get(m.group("name"), ""),
-                                                                          m.group("value")).split()
+    return all(set(m.group("value").split()) <= set(os.environ.get(m.group("name"), "").split())
                if m.group("append") else os.environ.get(m.group("name")) == m.group("value")
                for m in matches if m is not None)
 

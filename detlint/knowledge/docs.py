@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from detlint.knowledge.frameworks import framework
 from detlint.knowledge.kb import KnowledgeBase, Rule
 
 SECTION_TITLES = (("what", "What it does"), ("why", "Why is this bad?"), ("example", "Example"),
@@ -33,11 +34,12 @@ def versions_line(rule: Rule) -> str:
     from detlint.lint.checks import render
     from detlint.settings.config import DEFAULT_SEED
 
+    short = "TF" if rule.framework == "tensorflow" else framework(rule.framework).title
     parts = []
     for fix in rule.fixes:
         title = render(fix.title.replace("TF {version}", "TensorFlow"), seed=DEFAULT_SEED,
                        version=str(fix.versions), api="the call", os="os")
-        parts.append(f"- TF {fix.versions}: {title} ({fix.safety})")
+        parts.append(f"- {short} {fix.versions}: {title} ({fix.safety})")
     return "\n".join(parts)
 
 
@@ -57,7 +59,7 @@ def rule_markdown(rule: Rule, level: int = 1) -> str:
         else:
             out.append(str(value).rstrip())
         if key == "fix-safety" and rule.fixes:
-            out.extend(["", "Fix by TensorFlow version:", versions_line(rule)])
+            out.extend(["", f"Fix by {framework(rule.framework).title} version:", versions_line(rule)])
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

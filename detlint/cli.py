@@ -224,6 +224,7 @@ def _cache_nearby(anchor: Sequence[Path], cache_dir: Optional[str]) -> bool:
 def run_check(argv: Sequence[str], out: TextIO) -> int:
     from detlint.lint.engine import Linter
     from detlint.lint.files.discovery import discover
+    from detlint.lint.files.display import printable_name
     from detlint.knowledge.kb import load
     from detlint.lint.output import Progress, emit, write_statistics
 
@@ -267,7 +268,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             if result.error:
                 sys.stderr.write(f"detlint: {name}: {result.error}\n")
             if args.diff:
-                out.write(unified_diff(result, name))
+                out.write(unified_diff(result, printable_name(name)))
                 sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
                 return 1 if result.changed and not args.exit_zero else 0
             out.write(result.fixed)
@@ -280,7 +281,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         if not files:
             sys.stderr.write("detlint: warning: No Python files found under the given path(s); nothing was checked\n")
         if args.show_files:
-            out.write("".join(f"{linter.display(f)}\n" for f in files))
+            out.write("".join(f"{printable_name(linter.display(f))}\n" for f in files))
             return 0
         check_output_file(args.output_file, files + [p for p in paths if p.is_file()])
         diags = []
@@ -322,7 +323,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                         changed += 1
                         fixed_count += len(result.applied)
                         if args.diff:
-                            out.write(unified_diff(result, sub.display(result.path)))
+                            out.write(unified_diff(result, printable_name(sub.display(result.path))))
                 if args.diff:
                     continue
                 sub = Linter(sub.settings, linter.kb)  # re-read what was written

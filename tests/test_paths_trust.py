@@ -4,7 +4,9 @@ not UTF-8, files from unrelated folders each with their own project, and ``pytho
 importing the checked folder's modules. Real symlinks, a real git repository, real subprocesses."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +39,68 @@ def test_python_m_detlint_does_not_import_the_working_folders_modules(tmp_path: 
     assert sorted(p.name for p in tmp_path.glob("IMPORTED_*")) == []
     out = proc.stdout.decode()
     assert proc.returncode == 1 and "train.py:2:30: DET101" in out and "Found 2 errors." in out, proc.stderr
+
+
+# ---- item 13: file names that are not UTF-8 --------------------------------------------------------------
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=root, check=True,
+                   capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def latin1_repo(tmp_path: Path) -> Path:
+    """A git repository with a program named b'caf\\xe9.py' (Latin-1, not UTF-8), committed."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", ".")
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.py"), "wb") as handle:
+        handle.write(UNSEEDED.encode())
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "a file name from another system")
+    return root
+
+
+STRICT_UTF8 = {"PYTHONIOENCODING": "utf-8"}  # what a UTF-8 locale gives: surrogates are an error
+
+
+@posix_only
+@pytest.mark.parametrize("fmt", ["concise", "full", "github"])
+def test_a_name_that_is_not_utf8_is_shown_escaped_in_text_formats(latin1_repo: Path, fmt: str) -> None:
+    proc = detlint(".", "--tf-version", "2.15", "--output-format", fmt, cwd=latin1_repo, env=STRICT_UTF8)
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.decode("utf-8")  # valid UTF-8
+    assert "caf\\xe9.py:2:30: DET101" in out and "caf\\xe9.py:2:30: DET201" in out
+    if fmt == "github":
+        assert "file=caf\\xe9.py,line=2" in out
+
+
+@posix_only
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_name_that_is_not_utf8_keeps_json_and_sarif_valid(latin1_repo: Path, fmt: str) -> None:
+    for to_file in (False, True):
+        args = ["-o", "report.out"] if to_file else []
+        proc = detlint(".", "--tf-version", "2.15", "--output-format", fmt, *args, cwd=latin1_repo, env=STRICT_UTF8)
+        assert proc.returncode == 1, proc.stderr
+        data = (latin1_repo / "report.out").read_bytes() if to_file else proc.stdout
+        report = json.loads(data.decode("utf-8"))  # strict: a lone surrogate escape would not be UTF-8 text
+        assert "\\ud" not in data.decode("utf-8").lower()
+        if fmt == "json":
+            assert {r["filename"] for r in report} == {str(latin1_repo / "caf\\xe9.py")}
+        else:
+            uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+                    for result in report["runs"][0]["results"] for loc in result["locations"]}
+            assert uris == {"caf%E9.py"}  # the name's bytes, percent-encoded as a URI's are
+
+
+@posix_only
+def test_a_name_that_is_not_utf8_is_listed_diffed_and_fixed(latin1_repo: Path) -> None:
+    shown = detlint("--show-files", ".", cwd=latin1_repo, env=STRICT_UTF8)
+    assert shown.returncode == 0 and shown.stdout.decode("utf-8") == "caf\\xe9.py\n", shown.stderr
+    diff = detlint(".", "--tf-version", "2.15", "--diff", "--unsafe-fixes", cwd=latin1_repo, env=STRICT_UTF8)
+    assert diff.returncode == 1 and diff.stdout.decode("utf-8").startswith("--- a/caf\\xe9.py\n+++ b/caf\\xe9.py\n")
+    fixed = detlint(".", "--tf-version", "2.15", "--fix", "--unsafe-fixes", cwd=latin1_repo, env=STRICT_UTF8)
+    assert fixed.returncode == 0 and b"2 fixed, 0 remaining" in fixed.stdout, fixed.stderr
+    assert b"set_random_seed(42)" in (latin1_repo / os.fsdecode(b"caf\xe9.py")).read_bytes()

@@ -34,7 +34,7 @@ class FactsCache:
     def key(self, path: Path, data: bytes, links: Optional[dict[str, str]] = None) -> str:
         """``links``: what the file's names from project modules are, for facts that depend on
         those modules too (see links.py)."""
-        digest = hashlib.sha256(str(path).encode() + b"\0" + data)
+        digest = hashlib.sha256(os.fsencode(path) + b"\0" + data)  # a name that is not UTF-8 too
         if links:
             digest.update(b"\0" + json.dumps(links, sort_keys=True).encode())
         return digest.hexdigest()

@@ -12,6 +12,7 @@ from typing import Callable, Optional, TextIO
 from detlint._version import __version__
 from detlint.settings.config import DEFAULT_SEVERITY
 from detlint.knowledge.docs import rule_markdown, rule_url
+from detlint.lint.files.display import printable_name, uri_path
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBase
 
@@ -36,9 +37,10 @@ def fixable(diag: Diagnostic, unsafe: bool = False) -> bool:
 
 
 def location(diag: Diagnostic) -> str:
+    path = printable_name(diag.path)
     if diag.cell is not None:
-        return f"{diag.path}:cell {diag.cell}:{diag.line}:{diag.col + 1}"
-    return f"{diag.path}:{diag.line}:{diag.col + 1}"
+        return f"{path}:cell {diag.cell}:{diag.line}:{diag.col + 1}"
+    return f"{path}:{diag.line}:{diag.col + 1}"
 
 
 def severity_of(code: str, levels: Optional[dict[str, str]] = None) -> str:
@@ -53,7 +55,7 @@ def severity_of(code: str, levels: Optional[dict[str, str]] = None) -> str:
 def concise_line(diag: Diagnostic, colour: bool = False, unsafe: bool = False) -> str:
     mark = " [*]" if fixable(diag, unsafe) else ""
     return (f"{_style(location(diag), '1', colour)}: {_style(diag.code, '1;31', colour)}{mark} "
-            f"{diag.message}")
+            f"{printable_name(diag.message)}")
 
 
 def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True, unsafe_enabled: bool = False) -> None:
@@ -115,8 +117,8 @@ def json_records(diags: list[Diagnostic], kb: Optional[KnowledgeBase] = None,
             fix = {"applicability": diag.fix_safety if diag.fix_spec else "display",
                    "message": diag.fix_title, "edits": _edits_json(diag)}
         records.append({
-            "code": diag.code, "name": diag.name, "message": diag.message,
-            "filename": str(Path(diag.path).absolute()),
+            "code": diag.code, "name": diag.name, "message": printable_name(diag.message),
+            "filename": printable_name(str(Path(diag.path).absolute())),
             "location": {"row": diag.line, "column": diag.col + 1},
             "end_location": {"row": diag.end_line, "column": diag.end_col + 1},
             "fix": fix, "noqa_row": diag.line, "cell": diag.cell,
@@ -134,7 +136,7 @@ def write_json(diags: list[Diagnostic], out: TextIO, kb: Optional[KnowledgeBase]
 
 def _uri(path: str, root: Path) -> str:
     try:
-        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+        return uri_path(Path(path).resolve().relative_to(root.resolve()).as_posix())
     except ValueError:
         return Path(path).resolve().as_uri()
 
@@ -165,7 +167,8 @@ def sarif_document(diags: list[Diagnostic], kb: KnowledgeBase, root: Path,
     for diag in diags:
         uri = _uri(diag.path, root)
         result: dict[str, object] = {
-            "ruleId": diag.code, "level": severity_of(diag.code, severity), "message": {"text": diag.message},
+            "ruleId": diag.code, "level": severity_of(diag.code, severity),
+            "message": {"text": printable_name(diag.message)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": uri},
                 "region": {"startLine": diag.line, "startColumn": diag.col + 1,
@@ -201,9 +204,10 @@ GITHUB_COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
 def write_github(diags: list[Diagnostic], out: TextIO, severity: Optional[dict[str, str]] = None) -> None:
     for diag in diags:
         command = GITHUB_COMMANDS[severity_of(diag.code, severity)]
-        out.write(f"::{command} title=detlint ({diag.code}),file={diag.path},line={diag.line},col={diag.col + 1},"
+        out.write(f"::{command} title=detlint ({diag.code}),file={printable_name(diag.path)},line={diag.line},"
+                  f"col={diag.col + 1},"
                   f"endLine={diag.end_line},endColumn={diag.end_col + 1}::{location(diag)}: {diag.code} "
-                  f"{_escape_github(diag.message)}\n")
+                  f"{_escape_github(printable_name(diag.message))}\n")
 
 
 def _escape_github(text: str) -> str:

@@ -41,11 +41,12 @@ def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
         return set()
     try:
         proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-                              input="\0".join(str(f) for f in files).encode(), capture_output=True,
+                              input=b"\0".join(os.fsencode(f) for f in files), capture_output=True,
                               timeout=30)
     except (OSError, subprocess.SubprocessError):
         return set()
-    return {Path(os.path.realpath(p)) for p in proc.stdout.decode(errors="replace").split("\0") if p}
+    # names are bytes to git: a file name that is not UTF-8 goes there and back unchanged
+    return {Path(os.path.realpath(os.fsdecode(p))) for p in proc.stdout.split(b"\0") if p}
 
 
 def _walkable(candidate: Path, inside: tuple[str, ...]) -> bool:

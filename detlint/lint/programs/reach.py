@@ -71,7 +71,7 @@ class ImportIndex:
     def naming(self, names: set[str]) -> list[Path]:
         """Files that name one of ``names`` in an import. Only files whose bytes hold one of
         the names are read for their imports: a script's own name is rarely anywhere else."""
-        wanted = [name.encode() for name in names]
+        wanted = [os.fsencode(name) for name in names]  # a name from a file name that is not UTF-8 too
         found = []
         for path in self.paths:
             data, _ = read_bytes(path, MAX_TEXT)

@@ -16,15 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, T
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
                                    pinned_keras_major, version_root)
+from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
 
 if TYPE_CHECKING:
     from detlint.knowledge.kb import Era
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.9/3.10 only
-    import tomli as tomllib
 
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
 DEFAULT_SEED = 42
@@ -371,13 +367,13 @@ def _framework_version(settings: Settings, key: str, root: Path) -> None:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_bytes().decode("utf-8"))
+        return parse_toml(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except TomlError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _read_pyproject(path: Path, ours: bool = False) -> dict[str, Any]:

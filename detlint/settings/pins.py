@@ -16,12 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from detlint.knowledge.frameworks import framework
+from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, VersionRange, known_versions, lowest_allowed, newest_known
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.9/3.10 only
-    import tomli as tomllib
 
 TF_DISTRIBUTIONS = framework("tensorflow").distributions
 # a package name ends where a name cannot go on: `tensorflow-datasets` and `keras-tuner` are not
@@ -98,8 +94,8 @@ def pyproject_requirements(path: Path, warn: Warn) -> list[str]:
     skipped with a warning (the file is read for its pins only, its shape is other tools' business)."""
     where = str(path)
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        data = parse_toml(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, TomlError):
         return []  # said where the settings are read
     project = _table(data.get("project"), "[project]", where, warn)
     deps = _strings(project.get("dependencies"), "[project] dependencies", where, warn)
@@ -127,8 +123,8 @@ def _named_requirements(table: dict[str, Any]) -> list[str]:
 
 def pipfile_requirements(path: Path) -> list[str]:
     try:
-        data = tomllib.loads(_read(path))
-    except (tomllib.TOMLDecodeError, RecursionError):
+        data = parse_toml(_read(path))
+    except TomlError:
         return []
     return [dep for section in ("packages", "dev-packages") for dep in _named_requirements(_table(data.get(section)))]
 

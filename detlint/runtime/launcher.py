@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from detlint.settings.config import seed_arg
+from detlint.runtime.run_findings import ENV_REPORT, payload
 from detlint.runtime.shim import environment_for, tf_version
 
 BOOT = Path(__file__).resolve().parent / "_boot"
@@ -22,7 +23,9 @@ HOME = Path(__file__).resolve().parents[2]  # the folder that holds the detlint 
 ENV_HOME = "DETLINT_HOME"
 DESCRIPTION = """Start a program with PYTHONHASHSEED and the determinism switches of the installed
 TensorFlow and PyTorch set before its interpreter starts, and detlint.apply() already called inside it.
-Arguments, stdio, signals and the exit code are the program's own."""
+Arguments, stdio, signals and the exit code are the program's own. When the program exits, a report on
+stderr says what was applied (at start or at a framework's import), what stayed pending, what could not
+be fixed at run time, and the findings in the program file that detlint run cannot fix."""
 
 
 def detlint_home() -> list[str]:
@@ -57,7 +60,8 @@ def parser() -> argparse.ArgumentParser:
                                 usage="detlint run [-h] [--seed N] [--verbose] [--print-env] -- COMMAND [ARGS...]")
     p.add_argument("--seed", type=seed_arg, default=42, metavar="N",
                    help="seed for every generator, 0 to 2**32-1 (default 42)")
-    p.add_argument("--verbose", action="store_true", help="print what apply() did, on stderr")
+    p.add_argument("--verbose", action="store_true",
+                   help="the report at exit also lists what was not needed or already in place")
     p.add_argument("--print-env", action="store_true", help="print the variables that would be set and exit")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
     return p
@@ -93,6 +97,10 @@ def main(argv: Sequence[str]) -> int:
         parser().error("give the command to run after --, e.g. detlint run -- python train.py")
     if command[0] in ("python", "python3") and sys.executable:
         command[0] = command[0] if _on_path(command[0]) else sys.executable
+    # the report at the program's exit: what was set here and what the launcher cannot fix
+    own = {name: value for name, value in env.items()
+           if os.environ.get(name) != value and not name.startswith("DETLINT_") and name != "PYTHONPATH"}
+    env[ENV_REPORT] = payload(command, own)
     if os.name == "posix":
         try:  # the program replaces this process: stdio, signals and the exit code are its own
             os.execvpe(command[0], command, env)

@@ -37,6 +37,8 @@ class Action:
     what: str
     status: str
     detail: str = ""
+    # the module it waited for ("torch"): pending until then, done when it was imported
+    waits_for: str = ""
 
     def __str__(self) -> str:
         return f"{self.code}  {self.status:<12} {self.what}" + (f" ({self.detail})" if self.detail else "")
@@ -132,16 +134,18 @@ class _Runner:
 
     def later(self, module: str, action: Action, work: Callable[[ModuleType], None]) -> None:
         """Run ``work`` now if ``module`` is imported, else when it is; record the outcome."""
+        detail = action.detail
+
         def run(mod: ModuleType) -> None:
             try:
                 work(mod)
                 if action.status == PENDING:
-                    action.status, action.detail = DONE, ""
+                    action.status, action.detail = DONE, detail
             except Exception as exc:  # reported, never raised into the user's import
                 action.status, action.detail = FAILED, f"{type(exc).__name__}: {exc}"
 
         if not when_imported(module, run):
-            action.status, action.detail = PENDING, f"runs when {module} is imported"
+            action.status, action.detail, action.waits_for = PENDING, f"runs when {module} is imported", module
 
     # run-fix: execute the lines --fix would insert for this version
     def run_fix(self, rule: kb_module.Rule, spec: dict[str, Any]) -> None:
@@ -228,8 +232,10 @@ class _Runner:
         if not self.tf_present:
             self.add(rule.code, "tf.data order", ABSENT, "TensorFlow is not installed")
         elif self.version >= covered:
-            self.add(rule.code, "tf.data keeps element order", DONE,
-                     f"op determinism ({spec.get('covered-by', 'DET201')}) forces deterministic=True in TF {self.version}")
+            action = self.add(rule.code, "tf.data keeps element order", DONE,
+                              f"op determinism ({spec.get('covered-by', 'DET201')}) forces deterministic=True "
+                              f"in TF {self.version}")
+            self.later("tensorflow", action, lambda _: None)  # done when that switch is, not before
         else:
             action = self.add(rule.code, "force deterministic=True on tf.data parallel stages", DONE)
             self.later("tensorflow", action, _patch_tf_data)

@@ -40,18 +40,31 @@ def _detlint_importable():
                 sys.path.remove(folder)
 
 
-def _apply() -> None:
+def _apply():
     seed = os.environ.get("DETLINT_APPLY_SEED")
     if seed is None:
-        return
+        return None
     try:
         import detlint
 
-        report = detlint.apply(seed=int(seed))
-        if os.environ.get("DETLINT_VERBOSE"):
-            sys.stderr.write(f"{report}\n")
+        return detlint.apply(seed=int(seed))
     except Exception as exc:  # the user's program must still run
         sys.stderr.write(f"detlint: apply() failed: {type(exc).__name__}: {exc}\n")
+        return None
+
+
+def _report_at_exit(report) -> None:
+    """`detlint run` asks this process, and not the Python processes it starts, for a report at
+    its exit: the variable that asks is removed here."""
+    payload = os.environ.pop("DETLINT_RUN_REPORT", None)
+    if payload is None:
+        return
+    try:
+        from detlint.runtime import exit_report
+
+        exit_report.install(report, payload, verbose=bool(os.environ.get("DETLINT_VERBOSE")))
+    except Exception as exc:
+        sys.stderr.write(f"detlint: the report at exit failed to start: {type(exc).__name__}: {exc}\n")
 
 
 def _record() -> None:
@@ -67,5 +80,5 @@ def _record() -> None:
 
 _chain_original()
 with _detlint_importable():
-    _apply()
+    _report_at_exit(_apply())
     _record()

@@ -14,7 +14,7 @@ from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option,
                                      seed_arg)
 from detlint.settings.pins import has_dependency_file
-from detlint.lint.cache import FactsCache
+from detlint.lint.cache import FactsCache, cache_folder
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBaseError
 
@@ -292,8 +292,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         def cache_for(sub: Linter) -> Optional[FactsCache]:
             if args.no_cache:
                 return None
-            directory = Path(args.cache_dir) if args.cache_dir else sub.settings.project_root / sub.settings.cache_dir
-            return FactsCache(directory, linter.kb.digest)
+            directory = cache_folder(sub.settings.cache_dir, sub.settings.project_root, args.cache_dir)
+            return FactsCache(directory, linter.kb.digest) if directory is not None else None
 
         explicit = {p.absolute() for p in paths if not p.is_dir()}
         changed = 0

@@ -59,6 +59,93 @@ def everything_under(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*"))
 
 
+# ---- item 4: the facts cache stays inside the project unless the user names another place --------------
+
+@posix_only
+def test_a_committed_cache_symlink_is_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = project(tmp_path, {"good.py": GOOD})
+    (root / ".detlint_cache").symlink_to(outside)
+    for _ in range(2):  # the second run finds the same link: still nothing written, still checked
+        proc = detlint(root, ".")
+        assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stderr
+        assert everything_under(outside) == []
+        notes = [line for line in proc.stderr.splitlines() if "cache" in line]
+        assert len(notes) == 1 and "symlink" in notes[0] and "without the facts cache" in notes[0], proc.stderr
+
+
+@posix_only
+@pytest.mark.parametrize("setting", ["absolute", "parent", "through a symlinked folder"])
+def test_a_repository_set_cache_dir_outside_the_project_is_not_used(tmp_path: Path, setting: str) -> None:
+    outside = tmp_path / "outside"
+    value = {"absolute": str(outside / "cache"), "parent": "../outside/cache",
+             "through a symlinked folder": "sub/cache"}[setting]
+    root = project(tmp_path, {"good.py": GOOD}, f'[tool.detlint]\ncache-dir = "{value}"\n')
+    outside.mkdir()
+    if setting == "through a symlinked folder":
+        (root / "sub").symlink_to(outside)
+    proc = detlint(root, ".")
+    assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stderr
+    assert everything_under(outside) == []
+    notes = [line for line in proc.stderr.splitlines() if "cache" in line]
+    assert len(notes) == 1 and "cache-dir" in notes[0] and "without the facts cache" in notes[0], proc.stderr
+
+
+def test_a_cache_dir_inside_the_project_is_used(tmp_path: Path) -> None:
+    root = project(tmp_path, {"good.py": GOOD}, '[tool.detlint]\ncache-dir = "build/cache"\n')
+    proc = detlint(root, ".")
+    assert proc.returncode == 1 and "DET105" in proc.stdout and "cache" not in proc.stderr
+    assert list((root / "build" / "cache").glob("facts-*/*/*.json"))
+
+
+@posix_only
+def test_a_cache_dir_named_on_the_command_line_may_be_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    root = project(tmp_path, {"good.py": GOOD})
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    outside.mkdir()
+    proc = detlint(root, ".", "--cache-dir", str(tmp_path / "link"))
+    assert proc.returncode == 1 and "DET105" in proc.stdout and "cache" not in proc.stderr
+    assert list(outside.glob("facts-*/*/*.json"))
+
+
+def _facts_folder(root: Path) -> Path:
+    return FactsCache(root / ".detlint_cache", kb_module.load().digest).directory
+
+
+@posix_only
+@pytest.mark.parametrize("planted", ["facts folder", "shard folders"])
+def test_symlinks_planted_inside_the_cache_are_not_written_through(tmp_path: Path, planted: str) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = project(tmp_path, {"good.py": GOOD, "b.py": "import random\n"})
+    facts = _facts_folder(root)
+    facts.parent.mkdir()
+    if planted == "facts folder":
+        facts.symlink_to(outside)
+    else:
+        facts.mkdir()
+        for shard in range(256):
+            (facts / f"{shard:02x}").symlink_to(outside)
+    proc = detlint(root, ".")
+    assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stderr
+    assert everything_under(outside) == []
+
+
+@posix_only
+def test_a_fifo_planted_as_a_cache_entry_does_not_hang(tmp_path: Path) -> None:
+    root = project(tmp_path, {"good.py": GOOD})
+    good = real(root / "good.py")
+    key = FactsCache(root / ".detlint_cache", kb_module.load().digest).key(good, good.read_bytes())
+    entry = _facts_folder(root) / key[:2] / f"{key}.json"
+    entry.parent.mkdir(parents=True)
+    os.mkfifo(entry)
+    os.mkfifo(entry.with_suffix(".outline.json"))
+    proc = detlint(root, ".", timeout=60)
+    assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stderr
+
+
 # ---- item 15: a config file detlint cannot parse is warned about, never a crash ------------------------
 
 DEEP = {"nested lists": "x = " + "[" * 500 + "]" * 500 + "\n",
@@ -90,3 +177,65 @@ def test_settings_readers_skip_deep_dependency_files(tmp_path: Path, capsys: pyt
     settings = load_settings([root / "good.py"], {"tensorflow-version": "2.21"})
     assert settings.project_root == root.resolve() and settings.config_file is None
     assert "pyproject.toml: not valid TOML" in capsys.readouterr().err
+
+
+# ---- item 10: settings are checked for size and form ----------------------------------------------------
+
+@pytest.mark.parametrize("url", ["https://x.org/{code:>30}", "https://x.org/{code!r}", "https://x.org/{code[0]}",
+                                 "https://x.org/{0}", "https://x.org/{}", "https://x.org/" + "a" * 5000])
+def test_docs_url_takes_plain_placeholders_and_a_sane_length(tmp_path: Path, url: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = project(tmp_path, {"good.py": GOOD}, f'[tool.detlint]\ndocs-url = "{url}"\n')
+    code, out = in_process(str(root / "good.py"), "--output-format", "json")
+    err = capsys.readouterr().err
+    assert (code, out) == (2, "")
+    assert err.startswith("detlint: error: pyproject.toml [tool.detlint]: docs-url") and len(err) < 1000, err
+
+
+def test_plain_docs_url_placeholders_still_work(tmp_path: Path) -> None:
+    root = project(tmp_path, {"good.py": GOOD},
+                   '[tool.detlint]\ndocs-url = "https://x.org/{code}/{name}#{anchor}"\n')
+    code, out = in_process(str(root / "good.py"), "--output-format", "json")
+    assert code == 1 and json.loads(out)[0]["url"].startswith("https://x.org/DET105/")
+
+
+def _toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+@pytest.mark.parametrize("key", ["exclude", "extend-exclude", "entry-points", "not-training", "src", "ignore"])
+@pytest.mark.parametrize("size", ["count", "length"])
+def test_list_settings_have_limits(tmp_path: Path, key: str, size: str, capsys: pytest.CaptureFixture[str]) -> None:
+    items = [f"p{i}_*" for i in range(20_000)] if size == "count" else ["a" * 5000]
+    root = project(tmp_path, {"good.py": GOOD}, f"[tool.detlint]\n{key} = {_toml_list(items)}\n")
+    code, out = in_process(str(root / "good.py"))
+    err = capsys.readouterr().err
+    assert (code, out) == (2, "")
+    assert err.startswith(f"detlint: error: pyproject.toml [tool.detlint]: {key}: ") and len(err) < 1000, err
+    assert ("at most 1000 entries" if size == "count" else "at most 1024 characters") in err
+
+
+@pytest.mark.parametrize("key", ["per-file-ignores", "severity"])
+def test_table_settings_have_limits(tmp_path: Path, key: str, capsys: pytest.CaptureFixture[str]) -> None:
+    value = "ignore" if key == "per-file-ignores" else "error"
+    entries = ", ".join(f'"p{i}" = ["DET1"]' if value == "ignore" else f'"DET{i}" = "error"' for i in range(20_000))
+    root = project(tmp_path, {"good.py": GOOD}, f"[tool.detlint]\n{key} = {{ {entries} }}\n")
+    code, out = in_process(str(root / "good.py"))
+    err = capsys.readouterr().err
+    assert (code, out) == (2, "")
+    assert err.startswith(f"detlint: error: pyproject.toml [tool.detlint]: {key}: at most 1000 entries"), err
+
+
+def test_command_line_lists_have_the_same_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = project(tmp_path, {"good.py": GOOD})
+    code, out = in_process(str(root / "good.py"), "--exclude", ",".join(f"p{i}" for i in range(20_000)))
+    err = capsys.readouterr().err
+    assert (code, out) == (2, "") and err.startswith("detlint: error: --exclude: at most 1000 entries"), err
+
+
+def test_settings_within_the_limits_are_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [f"p{i}_*" for i in range(998)] + ["b" * 1024, "skip"]  # 1000 entries, the longest allowed
+    root = project(tmp_path, {"good.py": GOOD, "skip/x.py": GOOD}, f"[tool.detlint]\nexclude = {_toml_list(items)}\n")
+    monkeypatch.chdir(root)
+    code, out = in_process(".")
+    assert code == 1 and "good.py:2:1: DET105" in out and "x.py" not in out

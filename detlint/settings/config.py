@@ -7,7 +7,6 @@ import fnmatch
 import gc
 import os
 import pickle
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, T
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
                                    pinned_keras_major, version_root)
+from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
 
@@ -399,6 +399,9 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             raise ConfigError(f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(_KEYS))}")
         expected, attr = _KEYS[key]
         label = f"--{key}" if where == "command line" else f"{where}: {key}"
+        problem = size_problem(value)  # first: later messages quote the value
+        if problem:
+            raise ConfigError(f"{label}: {problem}")
         if attr == "targets" and isinstance(value, (int, float)) and not isinstance(value, bool):
             raise ConfigError(f"{where}: {key} must be a quoted string such as \"2.10\"; "
                               f"unquoted, TOML reads it as the number {value!r}")
@@ -451,13 +454,9 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             if known_codes is not None:
                 check_codes(list(value), known_codes, label)
         if key == "docs-url":
-            try:
-                value.format(code="DET101", name="missing-global-seed", anchor="missing-global-seed-det101")
-            except (KeyError, IndexError, ValueError):
-                value = ""
-            if not re.match(r"^https?://\S+$", value):
-                raise ConfigError(f"{label} must be an absolute http(s) URL (placeholders: {{code}}, {{name}}, "
-                                  f"{{anchor}}), got {table[key]!r}")
+            problem = docs_url_problem(value)
+            if problem:
+                raise ConfigError(f"{label} {problem}")
         if key == "extend-ignore":
             value = settings.ignore + value
         if key == "select":

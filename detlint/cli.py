@@ -11,8 +11,8 @@ from typing import Any, Optional, Sequence, TextIO
 
 from detlint._version import __version__
 from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, load_settings, parse_version_option,
-                                     seed_arg)
+from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, find_project_root, load_settings,
+                                     parse_version_option, seed_arg)
 from detlint.settings.pins import has_dependency_file
 from detlint.lint.cache import FactsCache, cache_folder
 from detlint.lint.ftypes import Diagnostic
@@ -152,28 +152,6 @@ def group_by_project(files: list[Path], default_root: Path) -> dict[Path, list[P
     return groups
 
 
-def check_output_file(name: Optional[str], inputs: list[Path]) -> None:
-    """Before any work: refuse to write the report over a file being checked, and create the
-    report's folder when it does not exist yet."""
-    if not name:
-        return
-    target = Path(name)
-    if target.is_dir():
-        raise ConfigError(f"-o {name}: is a folder, not a file")
-    if target.exists():
-        for path in inputs:
-            try:
-                same = os.path.samefile(target, path)
-            except OSError:
-                continue
-            if same:
-                raise ConfigError(f"-o {name}: refusing to write the report over {path}, a file being checked")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"-o {name}: cannot create the folder {target.parent}: {exc.strerror or exc}") from None
-
-
 def lint_group(sub: Any, group: list[Path], jobs: int, cache: Optional[FactsCache], progress: Any) -> list[Diagnostic]:
     """``sub.run(group)``; with a progress line, the same work in slices so that it can be counted.
 
@@ -225,6 +203,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     from detlint.lint.engine import Linter
     from detlint.lint.files.discovery import discover
     from detlint.lint.files.display import printable_name
+    from detlint.lint.files.report_file import check_output_file, write_report
     from detlint.knowledge.kb import load
     from detlint.lint.output import Progress, emit, write_statistics
 
@@ -245,9 +224,12 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         return 0
     linter = Linter(settings, kb)
     fixed_count = 0
+    # a report named inside the working folder's project or the checked one stays inside it
+    report_projects = (settings.project_root, find_project_root(Path.cwd()))
     if stdin_mode:
         name = args.stdin_filename or "-"
-        check_output_file(args.output_file, [Path(args.stdin_filename)] if args.stdin_filename else [])
+        check_output_file(args.output_file, [Path(args.stdin_filename)] if args.stdin_filename else [],
+                          report_projects)
         virtual = Path(name if args.stdin_filename else "stdin.py")
         data = sys.stdin.buffer.read()
         from detlint.lint.engine import read_source
@@ -283,7 +265,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         if args.show_files:
             out.write("".join(f"{printable_name(linter.display(f))}\n" for f in files))
             return 0
-        check_output_file(args.output_file, files + [p for p in paths if p.is_file()])
+        check_output_file(args.output_file, files + [p for p in paths if p.is_file()], report_projects)
         diags = []
         fixing = args.fix or args.diff or args.fix_only
         jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
@@ -344,38 +326,30 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
         attach_edits(linter, diags)
     stream: TextIO = out
-    if args.silent:
-        stream = io.StringIO()  # the report is dropped; an -o file is still written
-    handle = None
+    if args.silent or args.output_file:
+        stream = io.StringIO()  # silent: the report is dropped; an -o file is still written, whole, at the end
+    cache: dict[str, list[str]] = {}
+
+    def source_lines(path: str) -> list[str]:
+        if path not in cache:
+            from detlint.lint.files.sources import read_bytes  # never blocks on a FIFO named on the command line
+
+            data, _ = read_bytes(Path(path))
+            cache[path] = (data or b"").decode("utf-8", errors="replace").splitlines()
+        return cache[path]
+
+    if args.statistics:  # the table only, as ruff prints it
+        write_statistics(diags, stream, settings.output_format, unsafe=args.unsafe_fixes)
+    else:
+        emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
+             unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url,
+             summary=not (args.quiet or args.silent))
+    if args.fix and not (args.statistics or args.quiet or args.silent) \
+            and settings.output_format in ("concise", "full"):
+        stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
     if args.output_file:
-        try:
-            handle = open(args.output_file, "w", encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"-o {args.output_file}: cannot write: {exc.strerror or exc}") from None
-        stream = handle
-    try:
-        cache: dict[str, list[str]] = {}
-
-        def source_lines(path: str) -> list[str]:
-            if path not in cache:
-                from detlint.lint.files.sources import read_bytes  # never blocks on a FIFO named on the command line
-
-                data, _ = read_bytes(Path(path))
-                cache[path] = (data or b"").decode("utf-8", errors="replace").splitlines()
-            return cache[path]
-
-        if args.statistics:  # the table only, as ruff prints it
-            write_statistics(diags, stream, settings.output_format, unsafe=args.unsafe_fixes)
-        else:
-            emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
-                 unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url,
-                 summary=not (args.quiet or args.silent))
-        if args.fix and not (args.statistics or args.quiet or args.silent) \
-                and settings.output_format in ("concise", "full"):
-            stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
-    finally:
-        if handle:
-            handle.close()
+        assert isinstance(stream, io.StringIO)
+        write_report(args.output_file, stream.getvalue())
     return 1 if diags and not args.exit_zero else 0
 
 

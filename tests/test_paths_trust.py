@@ -104,3 +104,89 @@ def test_a_name_that_is_not_utf8_is_listed_diffed_and_fixed(latin1_repo: Path) -
     fixed = detlint(".", "--tf-version", "2.15", "--fix", "--unsafe-fixes", cwd=latin1_repo, env=STRICT_UTF8)
     assert fixed.returncode == 0 and b"2 fixed, 0 remaining" in fixed.stdout, fixed.stderr
     assert b"set_random_seed(42)" in (latin1_repo / os.fsdecode(b"caf\xe9.py")).read_bytes()
+
+
+# ---- item 2: the -o report never goes through a symlink out of the project ---------------------------------
+
+@pytest.fixture
+def linked(tmp_path: Path) -> tuple[Path, Path]:
+    """A project with a program, and a file outside it (a shell start-up file, say)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (project / "train.py").write_text(UNSEEDED)
+    outside = tmp_path / "home" / ".bashrc"
+    outside.parent.mkdir()
+    outside.write_text("export PATH=$HOME/bin:$PATH\n")
+    return project, outside
+
+
+@posix_only
+@pytest.mark.parametrize("how", ["relative", "absolute", "through a folder"])
+def test_report_is_not_written_through_a_symlink_out_of_the_project(linked: tuple[Path, Path], how: str) -> None:
+    project, outside = linked
+    if how == "relative":
+        (project / "detlint-report.txt").symlink_to(os.path.relpath(outside, project))
+        name = "detlint-report.txt"
+    elif how == "absolute":
+        (project / "detlint-report.txt").symlink_to(outside)
+        name = "detlint-report.txt"
+    else:
+        (project / "reports").symlink_to(outside.parent)
+        name = "reports/.bashrc"
+    proc = detlint(".", "--tf-version", "2.15", "-o", name, cwd=project)
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    assert f"-o {name}: is a symlink to {outside}, outside the project".encode() in proc.stderr, proc.stderr
+    assert outside.read_text() == "export PATH=$HOME/bin:$PATH\n"
+    assert sorted(p.name for p in outside.parent.iterdir()) == [".bashrc"]
+
+
+@posix_only
+def test_report_goes_where_the_user_names_it(linked: tuple[Path, Path]) -> None:
+    project, outside = linked
+    # named outside the project by the user: written there (through a link of the user's own too)
+    (outside.parent / "latest.txt").symlink_to(outside)
+    proc = detlint(".", "--tf-version", "2.15", "-o", str(outside.parent / "latest.txt"), cwd=project)
+    assert proc.returncode == 1 and "train.py:2:30: DET101" in outside.read_text(), proc.stderr
+    assert (outside.parent / "latest.txt").is_symlink()
+    # a link inside the project to a file inside it: the file is replaced, the link stays
+    (project / "reports").mkdir()
+    (project / "report.txt").symlink_to("reports/latest.txt")
+    proc = detlint(".", "--tf-version", "2.15", "-o", "report.txt", cwd=project)
+    assert proc.returncode == 1 and "train.py:2:30: DET101" in (project / "reports" / "latest.txt").read_text()
+    assert (project / "report.txt").is_symlink()
+
+
+@posix_only
+def test_report_replaces_a_hard_linked_file_instead_of_writing_through_it(linked: tuple[Path, Path]) -> None:
+    project, outside = linked
+    os.link(outside, project / "report.txt")
+    outside.chmod(0o640)
+    proc = detlint(".", "--tf-version", "2.15", "-o", "report.txt", cwd=project)
+    assert proc.returncode == 1, proc.stderr
+    assert outside.read_text() == "export PATH=$HOME/bin:$PATH\n"
+    assert "train.py:2:30: DET101" in (project / "report.txt").read_text()
+    assert (project / "report.txt").stat().st_mode & 0o777 == 0o640  # the file it replaces keeps its mode
+    assert sorted(p.name for p in project.iterdir()) == [".detlint_cache", "pyproject.toml", "report.txt", "train.py"]
+
+
+@posix_only
+def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(linked: tuple[Path, Path]) -> None:
+    """A real failing write: the file size limit (RLIMIT_FSIZE) is below the report's size."""
+    resource = pytest.importorskip("resource")
+    import signal
+
+    project, _ = linked
+    (project / "report.json").write_text("[]\n")
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+
+    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(project)}
+    proc = subprocess.run([sys.executable, "-m", "detlint", ".", "--no-cache", "--tf-version", "2.15",
+                           "--output-format", "json", "-o", "report.json"], cwd=project, capture_output=True,
+                          env=env, timeout=300, preexec_fn=small_files)
+    assert proc.returncode == 2 and b"-o report.json: cannot write: File too large" in proc.stderr, proc.stderr
+    assert (project / "report.json").read_text() == "[]\n"
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml", "report.json", "train.py"]

@@ -146,6 +146,68 @@ def test_a_fifo_planted_as_a_cache_entry_does_not_hang(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stderr
 
 
+# ---- item 20: cache entries are range-checked; one out of range is recomputed --------------------------
+
+def _good_entry(root: Path) -> Path:
+    (entry,) = [p for p in _facts_folder(root).rglob("*.json") if not p.name.endswith(".outline.json")
+                and json.loads(p.read_text())["path"].endswith("good.py")]
+    return entry
+
+
+def _first_hit(doc: dict[str, Any]) -> list[Any]:
+    return next(hit for hit in doc["hits"] if hit[0] == "rule:DET105")
+
+
+def _set(index: int, value: object) -> Callable[[dict[str, Any]], None]:
+    return lambda doc: _first_hit(doc).__setitem__(index, value)
+
+
+TAMPERS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "row -5": _set(3, -5),
+    "row 0": _set(3, 0),
+    "column -3": _set(4, -3),
+    "end row before the start": _set(5, 1),
+    "end column before the start": lambda doc: _first_hit(doc).__setitem__(slice(4, 7), [5, _first_hit(doc)[3], 0]),
+    "row beyond 2**31": _set(3, 10**12),
+    "matcher index -1": _set(1, -1),
+    "api with an escape sequence": _set(2, "os.environ\x1b[2J"),
+    "detail of 1 MB": _set(8, "x" * (1 << 20)),
+    "error with escape sequences": lambda doc: doc.update(error="\x1b]0;owned\x07\x1b[2J\n::error::x", hits=[]),
+    "error line -1": lambda doc: doc.update(error_line=-1),
+    "noqa row -1": lambda doc: doc.update(noqa=[[-1, None]]),
+    "loop ending before it starts": lambda doc: doc.update(loops=[[5, 2]]),
+}
+
+
+@pytest.mark.parametrize("tamper", list(TAMPERS))
+def test_an_out_of_range_cache_entry_is_recomputed(tmp_path: Path, tamper: str) -> None:
+    root = project(tmp_path, {"good.py": GOOD})
+    first = detlint(root, ".", "--output-format", "json")
+    assert first.returncode == 1 and "DET105" in first.stdout, first.stderr
+    entry = _good_entry(root)
+    doc = json.loads(entry.read_text())
+    TAMPERS[tamper](doc)
+    entry.write_text(json.dumps(doc))
+    again = detlint(root, ".", "--output-format", "json")
+    assert json.loads(again.stdout) == json.loads(first.stdout), again.stderr
+    concise = detlint(root, ".")
+    assert "\x1b" not in concise.stdout + concise.stderr and "::error" not in concise.stdout
+
+
+def test_a_planted_row_never_reaches_sarif(tmp_path: Path) -> None:
+    root = project(tmp_path, {"good.py": GOOD})
+    assert detlint(root, ".").returncode == 1
+    entry = _good_entry(root)
+    doc = json.loads(entry.read_text())
+    _set(3, -5)(doc)
+    entry.write_text(json.dumps(doc))
+    proc = detlint(root, ".", "--output-format", "sarif")
+    regions = [location["physicalLocation"]["region"] for result in json.loads(proc.stdout)["runs"][0]["results"]
+               for location in result["locations"]]
+    assert regions and all(r["startLine"] >= 1 and r["startColumn"] >= 1 for r in regions)
+    assert [r["startLine"] for r in regions] == [2]
+
+
 # ---- item 15: a config file detlint cannot parse is warned about, never a crash ------------------------
 
 DEEP = {"nested lists": "x = " + "[" * 500 + "]" * 500 + "\n",

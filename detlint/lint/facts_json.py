@@ -1,17 +1,23 @@
 """``FileFacts`` as plain JSON, checked field by field when read back.
 
 The facts cache lives in the project tree, so anyone who can commit to a repository can write
-its entries. JSON cannot run code when loaded, and every value is type-checked on the way in: a
-malformed entry raises ``ValueError`` and the caller treats it as a cache miss.
+its entries. JSON cannot run code when loaded, and every value is checked on the way in: its type,
+and its range (lines from 1, columns from 0, spans that end where or after they start, strings of
+bounded length without control characters, which reports would print). A malformed entry raises
+``ValueError`` and the caller treats it as a cache miss: the file is parsed again.
 """
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
 FORMAT = 13
+MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
+MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
 
 
 def dump_facts(facts: FileFacts, key: str) -> bytes:
@@ -53,69 +59,66 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         path=_str(doc.get("path")),
         hits=[_hit(row) for row in _list(doc.get("hits"))],
         calls=[_call(row) for row in _list(doc.get("calls"))],
-        functions={_str(k): _int(v) for k, v in _dict(doc.get("functions")).items()},
+        functions={_str(k): _line(v) for k, v in _dict(doc.get("functions")).items()},
         classes={_str(k): [_str(m) for m in _list(v)] for k, v in _dict(doc.get("classes")).items()},
         imports={_str(k): _str(v) for k, v in _dict(doc.get("imports")).items()},
-        import_lines={_str(k): _int(v) for k, v in _dict(doc.get("import_lines")).items()},
+        import_lines={_str(k): _line(v) for k, v in _dict(doc.get("import_lines")).items()},
         relative_imports=[_relative(row) for row in _list(doc.get("relative_imports"))],
         star_imports=[_str(v) for v in _list(doc.get("star_imports"))],
         exports={_str(k): _str(v) for k, v in _dict(doc.get("exports")).items()},
         frameworks={_str(v) for v in _list(doc.get("frameworks"))},
         keras_flavours={_str(v) for v in _list(doc.get("keras_flavours"))},
-        main_guard=_opt_int(doc.get("main_guard")),
+        main_guard=None if doc.get("main_guard") is None else _line(doc.get("main_guard")),
         assigned=[_assignment(row) for row in _list(doc.get("assigned"))],
-        loops=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("loops")))],
+        loops=[_lines(row) for row in _list(doc.get("loops"))],
         stopped=[_str(v) for v in _list(doc.get("stopped"))],
         no_grad_decorators=[_str(v) for v in _list(doc.get("no_grad_decorators"))],
         decorators={_str(k): [_str(v) for v in _list(names)] for k, names in _dict(doc.get("decorators")).items()},
         tables={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("tables")).items()},
-        off_gradient=[(_int(a), _int(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
+        off_gradient=[(_line(a), _col(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
         unreferenced=[_str(v) for v in _list(doc.get("unreferenced"))],
         builders=[_str(v) for v in _list(doc.get("builders"))],
         gradient_style=[_str(v) for v in _list(doc.get("gradient_style"))],
-        safe_defaults=[(_int(a), _int(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
-        evaluation_spans=[tuple(_int(v) for v in _list(row, 4)) for row in _list(doc.get("evaluation_spans"))],
+        safe_defaults=[(_line(a), _col(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
+        evaluation_spans=[_span(row) for row in _list(doc.get("evaluation_spans"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),
-        error_line=_int(doc.get("error_line")),
-        error_col=_int(doc.get("error_col")),
+        error_line=_line(doc.get("error_line")),
+        error_col=_col(doc.get("error_col")),
     )
 
 
 def _hit(row: Any) -> Hit:
     row = _list(row, 14)
-    span, at = row[10], row[12]
-    if span is not None:
-        span = tuple(_int(v) for v in _list(span, 4))
-    if at is not None:
-        at = tuple(_int(v) for v in _list(at, 4))
-    return Hit(owner=_str(row[0]), index=_int(row[1]), api=_str(row[2]), line=_int(row[3]), col=_int(row[4]),
-               end_line=_int(row[5]), end_col=_int(row[6]), scope=_opt_str(row[7]), detail=_str(row[8]),
-               arg_ref=_opt_str(row[9]), arg_span=span, version_guarded=_bool(row[11]),
-               at=at, displayed=_bool(row[13]))
+    line, col, end_line, end_col = _span(row[3:7])
+    return Hit(owner=_str(row[0]), index=_count(row[1]), api=_str(row[2]), line=line, col=col,
+               end_line=end_line, end_col=end_col, scope=_opt_str(row[7]), detail=_str(row[8]),
+               arg_ref=_opt_str(row[9]), arg_span=None if row[10] is None else _span(row[10]),
+               version_guarded=_bool(row[11]), at=None if row[12] is None else _span(row[12]),
+               displayed=_bool(row[13]))
 
 
 def _call(row: Any) -> CallSite:
     row = _list(row, 7)
-    return CallSite(target=_str(row[0]), line=_int(row[1]), col=_int(row[2]), scope=_opt_str(row[3]),
+    return CallSite(target=_str(row[0]), line=_line(row[1]), col=_col(row[2]), scope=_opt_str(row[3]),
                     no_grad=_bool(row[4]), inference=_bool(row[5]), untaped=_bool(row[6]))
 
 
 def _assignment(row: Any) -> tuple[str, int, int, int, int]:
     row = _list(row, 5)
-    return _str(row[0]), _int(row[1]), _int(row[2]), _int(row[3]), _int(row[4])
+    return (_str(row[0]), *_span(row[1:]))
 
 
 def _relative(row: Any) -> tuple[int, str, int]:
     row = _list(row, 3)
-    return _int(row[0]), _str(row[1]), _int(row[2])
+    return _count(row[0]), _str(row[1]), _line(row[2])
 
 
 def _noqa(row: Any) -> tuple[int, Optional[frozenset[str]]]:
     row = _list(row, 2)
     codes = row[1]
-    return _int(row[0]), (None if codes is None else frozenset(_str(c) for c in _list(codes)))
+    return _line(row[0]), (None if codes is None else frozenset(_str(c) for c in _list(codes)))
 
 
 def _list(value: Any, length: Optional[int] = None) -> list[Any]:
@@ -133,13 +136,45 @@ def _dict(value: Any) -> dict[Any, Any]:
 def _str(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("expected a string")
+    if len(value) > MAX_TEXT or _CONTROL.search(value):
+        raise ValueError("a string too long or with control characters")
     return value
 
 
-def _int(value: Any) -> int:
+def _int(value: Any, lowest: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError("expected an integer")
+    if not lowest <= value <= MAX_POSITION:
+        raise ValueError(f"expected an integer from {lowest} to {MAX_POSITION}, got {value}")
     return value
+
+
+def _line(value: Any) -> int:
+    return _int(value, 1)
+
+
+def _col(value: Any) -> int:
+    return _int(value, 0)
+
+
+_count = _col  # an index or a count: from 0, as a column
+
+
+def _lines(row: Any) -> tuple[int, int]:
+    """(first line, last line), the last not before the first."""
+    first, last = (_line(v) for v in _list(row, 2))
+    if last < first:
+        raise ValueError("a range that ends before it starts")
+    return first, last
+
+
+def _span(row: Any) -> tuple[int, int, int, int]:
+    """(line, col, end line, end col), ending where or after it starts."""
+    row = _list(row, 4)
+    line, col, end_line, end_col = _line(row[0]), _col(row[1]), _line(row[2]), _col(row[3])
+    if (end_line, end_col) < (line, col):
+        raise ValueError("a span that ends before it starts")
+    return line, col, end_line, end_col
 
 
 def _bool(value: Any) -> bool:
@@ -151,6 +186,3 @@ def _bool(value: Any) -> bool:
 def _opt_str(value: Any) -> Optional[str]:
     return None if value is None else _str(value)
 
-
-def _opt_int(value: Any) -> Optional[int]:
-    return None if value is None else _int(value)

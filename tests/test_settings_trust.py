@@ -301,3 +301,51 @@ def test_settings_within_the_limits_are_taken(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(root)
     code, out = in_process(".")
     assert code == 1 and "good.py:2:1: DET105" in out and "x.py" not in out
+
+
+# ---- item 17: file names and messages cannot inject lines or terminal commands --------------------------
+
+INJECTING = "a\n::error title=owned::x\nb.py"
+
+
+@posix_only
+@pytest.mark.parametrize("fmt", ["concise", "full", "github"])
+def test_a_file_name_with_newlines_stays_on_its_line(tmp_path: Path, fmt: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    root = project(tmp_path, {INJECTING: GOOD, "c\x1b[2Jd.py": GOOD})
+    monkeypatch.chdir(root)
+    code, out = in_process(".", "--isolated", "--output-format", fmt)
+    assert code == 1
+    assert "\x1b" not in out and "\r" not in out
+    assert not any(line.startswith("::error") for line in out.splitlines()), out
+    findings = [line for line in out.splitlines() if "DET105" in line]
+    assert len(findings) == 2, out
+    if fmt == "github":
+        assert all(line.startswith("::warning ") for line in out.splitlines())
+        assert "file=a%0A%3A%3Aerror title=owned%3A%3Ax%0Ab.py,line=2," in out
+        assert "::a\\n::error title=owned::x\\nb.py:2:1: DET105 " in out
+    else:
+        assert "a\\n::error title=owned::x\\nb.py:2:1: DET105 " in out
+        assert "c\\x1b[2Jd.py:2:1: DET105 " in out
+
+
+def test_control_characters_in_messages_and_source_are_shown_escaped() -> None:
+    diag = Diagnostic(code="DET105", message="value '\x1b[2J\r\n::error::x' \u2028 here", path="p%,:.py",
+                      line=1, col=4, end_line=1, end_col=9, fix_title="use '\x1b]0;t\x07'")
+    source = ["x = '\x1b[2Jab'\n"]
+    texts = []
+    for write in (lambda out: write_concise([diag], out), lambda out: write_full([diag], out, lambda _: source),
+                  lambda out: write_github([diag], out)):
+        out = io.StringIO()
+        write(out)
+        texts.append(out.getvalue())
+    concise, full, github = texts
+    for text in texts:
+        assert "\x1b" not in text and "\r" not in text and "\u2028" not in text and "\x07" not in text
+    assert "value '\\x1b[2J\\r\\n::error::x' \\u2028 here" in concise
+    assert "1 | x = '\\x1b[2Jab'\n" in full
+    # the caret stays under the escaped text: col 4 is after `x = `; 5 characters became 8
+    assert "  |     ^^^^^^^^\n" in full
+    assert "= help: use '\\x1b]0;t\\x07'" in full
+    assert github.count("\n") == 1 and "file=p%25%2C%3A.py," in github and "::p%25,:.py:1:5: DET105" in github

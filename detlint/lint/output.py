@@ -12,6 +12,7 @@ from typing import Callable, Optional, TextIO
 from detlint._version import __version__
 from detlint.settings.config import DEFAULT_SEVERITY
 from detlint.knowledge.docs import rule_markdown, rule_url
+from detlint.lint.escapes import github_data, github_property, shown
 from detlint.lint.files.display import printable_name, uri_path
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBase
@@ -36,8 +37,18 @@ def fixable(diag: Diagnostic, unsafe: bool = False) -> bool:
     return has_fix and (diag.fix_safety == "safe" or (unsafe and diag.fix_safety == "unsafe"))
 
 
+def _text(text: str) -> str:
+    """Project text (a file name, a message quoting code) as the text formats print it."""
+    return shown(printable_name(text))
+
+
+def _widened(text: str) -> int:
+    """How many columns longer ``text`` prints."""
+    return len(_text(text)) - len(text)
+
+
 def location(diag: Diagnostic) -> str:
-    path = printable_name(diag.path)
+    path = _text(diag.path)
     if diag.cell is not None:
         return f"{path}:cell {diag.cell}:{diag.line}:{diag.col + 1}"
     return f"{path}:{diag.line}:{diag.col + 1}"
@@ -55,7 +66,7 @@ def severity_of(code: str, levels: Optional[dict[str, str]] = None) -> str:
 def concise_line(diag: Diagnostic, colour: bool = False, unsafe: bool = False) -> str:
     mark = " [*]" if fixable(diag, unsafe) else ""
     return (f"{_style(location(diag), '1', colour)}: {_style(diag.code, '1;31', colour)}{mark} "
-            f"{printable_name(diag.message)}")
+            f"{_text(diag.message)}")
 
 
 def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True, unsafe_enabled: bool = False) -> None:
@@ -92,11 +103,13 @@ def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, 
         if 0 < diag.line <= len(lines):
             text = lines[diag.line - 1].rstrip("\r\n")
             gutter = len(str(diag.line))
-            width = max(1, (diag.end_col - diag.col) if diag.end_line == diag.line else len(text) - diag.col)
-            out.write(f"{' ' * gutter} |\n{diag.line} | {text}\n")
-            out.write(f"{' ' * gutter} | {' ' * diag.col}{_style('^' * width, '1;31', colour)}\n")
+            end = diag.end_col if diag.end_line == diag.line else len(text)
+            # the carets go under the text as printed, where a control character takes 2 to 6 columns
+            start, width = diag.col + _widened(text[:diag.col]), max(1, end - diag.col + _widened(text[diag.col:end]))
+            out.write(f"{' ' * gutter} |\n{diag.line} | {_text(text)}\n")
+            out.write(f"{' ' * gutter} | {' ' * start}{_style('^' * width, '1;31', colour)}\n")
         if diag.fix_title:
-            out.write(f"{' ' * 2}= help: {diag.fix_title}\n")
+            out.write(f"{' ' * 2}= help: {_text(diag.fix_title)}\n")
         out.write("\n")
     if summary:
         write_summary(diags, out, unsafe_enabled)
@@ -204,14 +217,10 @@ GITHUB_COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
 def write_github(diags: list[Diagnostic], out: TextIO, severity: Optional[dict[str, str]] = None) -> None:
     for diag in diags:
         command = GITHUB_COMMANDS[severity_of(diag.code, severity)]
-        out.write(f"::{command} title=detlint ({diag.code}),file={printable_name(diag.path)},line={diag.line},"
-                  f"col={diag.col + 1},"
-                  f"endLine={diag.end_line},endColumn={diag.end_col + 1}::{location(diag)}: {diag.code} "
-                  f"{_escape_github(printable_name(diag.message))}\n")
-
-
-def _escape_github(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        out.write(f"::{command} title=detlint ({diag.code}),file={github_property(printable_name(diag.path))},"
+                  f"line={diag.line},col={diag.col + 1},"
+                  f"endLine={diag.end_line},endColumn={diag.end_col + 1}::"
+                  f"{github_data(f'{location(diag)}: {diag.code} {_text(diag.message)}')}\n")
 
 
 def write_statistics(diags: list[Diagnostic], out: TextIO, fmt: str = "concise", unsafe: bool = False) -> None:

@@ -185,4 +185,3 @@ def _bool(value: Any) -> bool:
 
 def _opt_str(value: Any) -> Optional[str]:
     return None if value is None else _str(value)
-

@@ -40,7 +40,7 @@ def docs_url_problem(url: str) -> Optional[str]:
     """An absolute http(s) URL of at most ``MAX_URL`` characters whose placeholders are plain
     ``{code}``, ``{name}`` or ``{anchor}``: no format spec (``{code:>9}``), conversion, index or
     attribute, each of which makes an unbounded or surprising address."""
-    usage = f"must be an absolute http(s) URL (placeholders: {{code}}, {{name}}, {{anchor}})"
+    usage = "must be an absolute http(s) URL (placeholders: {code}, {name}, {anchor})"
     if len(url) > MAX_URL:
         return f"{usage} of at most {MAX_URL} characters, got {len(url)}"
     try:

@@ -18,6 +18,7 @@ from detlint.settings.pins import (installed_tf_version, installed_version, pinn
 from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
+from detlint.lint.files.sources import read_regular
 
 if TYPE_CHECKING:
     from detlint.knowledge.kb import Era
@@ -367,7 +368,7 @@ def _framework_version(settings: Settings, key: str, root: Path) -> None:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return parse_toml(path.read_bytes().decode("utf-8"))
+        return parse_toml(read_regular(path).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -383,7 +384,7 @@ def _read_pyproject(path: Path, ours: bool = False) -> dict[str, Any]:
         return _read_toml(path)
     except ConfigError as exc:
         try:
-            mentions_us = b"tool.detlint" in path.read_bytes()
+            mentions_us = b"tool.detlint" in read_regular(path)
         except OSError:
             mentions_us = False
         if ours or mentions_us:

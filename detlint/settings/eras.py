@@ -18,6 +18,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from detlint.knowledge.kb import Era
 from detlint.knowledge.versions import Version, known_versions
+from detlint.lint.files.sources import read_regular
 
 MAX_FILES = 5000
 MAX_BYTES = 256 * 1024
@@ -55,9 +56,8 @@ def project_files(root: Path) -> Iterator[Path]:
 def _raw(path: Path) -> str:
     limit = MAX_BYTES * (16 if path.suffix == ".ipynb" else 1)  # outputs make notebooks large
     try:
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", errors="replace")
-    except OSError:
+        return read_regular(path, limit).decode("utf-8", errors="replace")
+    except OSError:  # a FIFO among them is skipped, never waited on
         return ""
 
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 from detlint.knowledge.frameworks import framework
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, VersionRange, known_versions, lowest_allowed, newest_known
+from detlint.lint.files.sources import read_regular
 
 TF_DISTRIBUTIONS = framework("tensorflow").distributions
 # a package name ends where a name cannot go on: `tensorflow-datasets` and `keras-tuner` are not
@@ -62,8 +63,7 @@ def version_root(start: Path, project_root: Path) -> Path:
 def _read(path: Path) -> str:
     """The file's text: UTF-8, or UTF-16 with its byte-order mark (conda on Windows writes it)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES)
+        data = read_regular(path, MAX_BYTES)  # a FIFO named requirements.txt is not waited on
     except OSError:
         return ""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -94,7 +94,7 @@ def pyproject_requirements(path: Path, warn: Warn) -> list[str]:
     skipped with a warning (the file is read for its pins only, its shape is other tools' business)."""
     where = str(path)
     try:
-        data = parse_toml(path.read_bytes().decode("utf-8"))
+        data = parse_toml(read_regular(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, TomlError):
         return []  # said where the settings are read
     project = _table(data.get("project"), "[project]", where, warn)

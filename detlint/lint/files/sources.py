@@ -34,9 +34,14 @@ def too_large(size: int, max_bytes: int) -> str:
             "(the max-file-size setting)")
 
 
-def not_regular(mode: int) -> str:
+def what_it_is(mode: int) -> str:
+    """What a file that is not a regular one is: ``not a regular file (a named pipe)``."""
     kind = next((name for test, name in FILE_KINDS if test(mode)), "a special file")
-    return f"not a regular file ({kind}); only regular files are checked"
+    return f"not a regular file ({kind})"
+
+
+def not_regular(mode: int) -> str:
+    return f"{what_it_is(mode)}; only regular files are checked"
 
 
 def missing_file(path: Path) -> str:
@@ -64,32 +69,71 @@ def file_problem(path: Path, max_bytes: int = 0) -> Optional[str]:
     return None
 
 
-def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optional[str]]:
-    """A regular file's bytes, or why not. Opened non-blocking and checked after opening, so a
-    file swapped for a FIFO after discovery cannot hang the run; at most ``max_bytes`` are read."""
+class NotRegularFile(OSError):
+    """A path that is not a regular file (a FIFO, a folder, a device): never read."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(what_it_is(mode))
+        self.mode = mode
+
+
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` opened for reading, and its metadata, when it is a regular file;
+    OSError (``NotRegularFile`` for a FIFO and the like) otherwise. Every reader of project files
+    goes through here: opening a FIFO for reading waits for a writer, so the file is opened
+    non-blocking and checked once open, and one swapped for a FIFO after a stat cannot block."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(info.st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def _read_fd(fd: int, limit: int = 0) -> bytes:
+    """What is left of ``fd``, at most ``limit`` bytes (0: all)."""
+    chunks, total = [], 0
+    while not limit or total < limit:
+        chunk = os.read(fd, 1 << 20 if not limit else min(1 << 20, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_regular(path: Path, limit: int = 0) -> bytes:
+    """The bytes of a regular file, or its first ``limit`` bytes; OSError for anything else (a
+    FIFO is refused without blocking, see ``open_regular``)."""
+    fd, _ = open_regular(path)
+    try:
+        return _read_fd(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optional[str]]:
+    """A regular file's bytes, or why not (see ``open_regular``); a file over ``max_bytes`` is
+    refused, and at most one byte more than that is read."""
+    try:
+        fd, info = open_regular(path)
     except FileNotFoundError:
         return None, f"cannot read file: {missing_file(path)}"
+    except NotRegularFile as exc:
+        return None, not_regular(exc.mode)
     except OSError as exc:
         reason = "symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
         return None, f"cannot read file: {reason}"
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, not_regular(info.st_mode)
         if max_bytes and info.st_size > max_bytes:
             return None, too_large(info.st_size, max_bytes)
-        chunks, total = [], 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if max_bytes and total > max_bytes:  # it grew while we read
-                return None, too_large(total, max_bytes)
-        return b"".join(chunks), None
+        data = _read_fd(fd, max_bytes + 1 if max_bytes else 0)
+        if max_bytes and len(data) > max_bytes:  # it grew while we read
+            return None, too_large(len(data), max_bytes)
+        return data, None
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"
     finally:

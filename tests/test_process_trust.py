@@ -1,0 +1,116 @@
+"""No hang and no process left behind: a FIFO in the project blocks no reader, a run ended by a
+signal or by its parent's death takes its parser workers and era-scan child with it, and the
+per-file time limit counts the worker's CPU time, not a busy machine's wall clock.
+
+Each test reproduces one item of issue 27 (6, 7, 18) with real FIFOs, real signals and real
+processes. Runs that could hang go through a subprocess in a session of its own: on a timeout
+(the failure signal) the whole session is killed, so a failing test leaves nothing behind.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from test_safety_inputs import GOOD, project
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs and signals are POSIX")
+HANG = 60  # seconds after which a run that should take a few counts as hung
+
+
+def private_env(tmp_path: Path) -> dict[str, str]:
+    """The environment with a TMPDIR of the test's own."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "DETLINT_RULES_DIR")}
+    return {**env, "TMPDIR": str(tmp)}
+
+
+def bounded(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = HANG) -> subprocess.CompletedProcess[str]:
+    """``cmd`` in a session of its own; a run still going after ``timeout`` fails the test, and
+    everything it started is killed first."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"{' '.join(cmd)} hung (still running after {timeout} s)")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def detlint(root: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return bounded([sys.executable, "-m", "detlint", *args], root, private_env(tmp_path))
+
+
+def python(code: str, cwd: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return bounded([sys.executable, "-c", textwrap.dedent(code)], cwd, private_env(tmp_path))
+
+
+# ---- item 6: a FIFO in the project blocks no reader ----------------------------------------------------
+
+@posix_only
+@pytest.mark.parametrize("fifo", ["b.py", "b.ipynb", "sub/c.py"])
+def test_a_fifo_in_the_project_does_not_hang_the_era_scan(tmp_path: Path, fifo: str) -> None:
+    """No --tf-version: the era scan (in a forked child) reads every Python file of the project."""
+    root = project(tmp_path, {"a.py": "x = 1\n", "sub/d.py": "y = 2\n"})
+    os.mkfifo(root / fifo)
+    proc = detlint(root, tmp_path, "--no-cache", "a.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "All checks passed" in proc.stdout
+
+
+@posix_only
+@pytest.mark.parametrize("name", ["requirements.txt", "requirements-dev.txt"])
+def test_a_fifo_named_like_a_requirements_file_does_not_hang_the_pin_reader(tmp_path: Path, name: str) -> None:
+    """The TensorFlow version given: the PyTorch, Lightning, JAX and Keras pins are still read."""
+    root = project(tmp_path, {"a.py": GOOD})
+    os.mkfifo(root / name)
+    proc = detlint(root, tmp_path, "--no-cache", "--tf-version", "2.21", "a.py")
+    assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stdout + proc.stderr
+
+
+READERS = {
+    # each reader given a FIFO, as after a file was swapped for one between a stat and the open
+    "pyproject pins": "from detlint.settings.pins import pyproject_requirements as f; print(f(FIFO, print))",
+    "Pipfile pins": "from detlint.settings.pins import pipfile_requirements as f; print(f(FIFO))",
+    "dependency file text": "from detlint.settings.pins import _read as f; print(repr(f(FIFO)))",
+    "era scan": "from detlint.settings.eras import code_era; from detlint.knowledge.kb import load; "
+                "print(code_era([FIFO], load().eras))",
+    "settings": "from detlint.settings.config import _read_pyproject as f, ConfigError\n"
+                "try:\n    print(f(FIFO))\nexcept ConfigError as exc:\n    print('ConfigError', exc)",
+    "settings (ours)": "from detlint.settings.config import _read_pyproject as f, ConfigError\n"
+                       "try:\n    print(f(FIFO, ours=True))\nexcept ConfigError as exc:\n    print('ConfigError', exc)",
+    "source file": "from detlint.lint.files.sources import read_source as f; print(f(FIFO).error)",
+}
+
+
+@posix_only
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_every_reader_of_project_files_refuses_a_fifo_without_blocking(tmp_path: Path, reader: str) -> None:
+    fifo = tmp_path / "pyproject.toml"
+    os.mkfifo(fifo)
+    proc = python(f"from pathlib import Path\nFIFO = Path({str(fifo)!r})\n{READERS[reader]}\n", tmp_path, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    if reader.startswith("settings"):  # said, not silently taken as empty
+        assert "not a regular file (a named pipe)" in proc.stdout + proc.stderr
+
+
+def test_the_shared_check_opens_a_regular_file_and_refuses_anything_else(tmp_path: Path) -> None:
+    from detlint.lint.files.sources import NotRegularFile, read_regular
+
+    (tmp_path / "f.txt").write_bytes(b"0123456789")
+    assert read_regular(tmp_path / "f.txt") == b"0123456789"
+    assert read_regular(tmp_path / "f.txt", 4) == b"0123"  # at most the limit: the head
+    with pytest.raises(NotRegularFile, match="a directory"):
+        read_regular(tmp_path)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "p")
+        with pytest.raises(NotRegularFile, match="a named pipe"):
+            read_regular(tmp_path / "p")

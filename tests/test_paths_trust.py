@@ -190,3 +190,48 @@ def test_a_report_that_cannot_be_written_whole_leaves_the_old_one(linked: tuple[
     assert proc.returncode == 2 and b"-o report.json: cannot write: File too large" in proc.stderr, proc.stderr
     assert (project / "report.json").read_text() == "[]\n"
     assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml", "report.json", "train.py"]
+
+
+# ---- item 3: --fix never writes through a named symlink out of the project -------------------------------
+
+@posix_only
+@pytest.mark.parametrize("markers", ["none", "both have pyproject.toml", "only the outside has one", "git"])
+def test_fix_through_a_named_symlink_leaves_the_outside_file(tmp_path: Path, markers: str) -> None:
+    project, outside = tmp_path / "proj", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "victim.py").write_text(FIXABLE)
+    (project / "lnk.py").symlink_to("../outside/victim.py")
+    if markers in ("both have pyproject.toml", "only the outside has one"):
+        (outside / "pyproject.toml").write_text("")
+    if markers == "both have pyproject.toml":
+        (project / "pyproject.toml").write_text("")
+    if markers == "git":
+        (project / ".git").mkdir()
+    proc = detlint("--fix", "--unsafe-fixes", "--no-cache", "proj/lnk.py", cwd=tmp_path)
+    assert (outside / "victim.py").read_text() == FIXABLE
+    assert (project / "lnk.py").is_symlink()
+    assert b"proj/lnk.py: is a symlink to " + str(outside / "victim.py").encode() + \
+        b", outside the project; not written" in proc.stderr, proc.stderr
+    # checking it is fine: the finding stays reported
+    assert proc.returncode == 1 and b"proj/lnk.py:2:1: DET105" in proc.stdout and b"0 fixed, 1 remaining" in proc.stdout
+
+
+@posix_only
+def test_fix_treats_a_named_symlink_as_a_walk_does(tmp_path: Path) -> None:
+    """The same link found in its folder is not even read; a link to a file of the project is fixed
+    through (the file changes, the link stays)."""
+    project, outside = tmp_path / "proj", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "victim.py").write_text(FIXABLE)
+    (project / "lnk.py").symlink_to("../outside/victim.py")
+    (project / "inner.py").write_text(FIXABLE)
+    (project / "inner_link.py").symlink_to("inner.py")
+    walked = detlint("--fix", "--unsafe-fixes", "--no-cache", "proj", cwd=tmp_path)
+    assert walked.returncode == 0 and b"1 fixed, 0 remaining" in walked.stdout, walked.stderr
+    assert (outside / "victim.py").read_text() == FIXABLE and (project / "inner.py").read_text() == FIXED
+    (project / "inner.py").write_text(FIXABLE)
+    named = detlint("--fix", "--unsafe-fixes", "--no-cache", "proj/inner_link.py", cwd=tmp_path)
+    assert named.returncode == 0 and (project / "inner.py").read_text() == FIXED, named.stderr
+    assert (project / "inner_link.py").is_symlink()

@@ -4,16 +4,15 @@ from __future__ import annotations
 import argparse
 import difflib
 import fnmatch
-import gc
 import os
-import pickle
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
+from detlint.child_processes import in_background
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
-from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
+from detlint.settings.pins import (home_folder, installed_tf_version, installed_version, pinned_framework_version,
                                    pinned_keras_major, version_root)
 from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
@@ -261,9 +260,10 @@ def not_training(rel_path: str, patterns: Iterable[str]) -> bool:
 
 
 def find_project_root(start: Path) -> Path:
-    start = start.resolve()
-    if start.is_file():
-        start = start.parent
+    """The folder holding ``start``'s pyproject.toml or repository. A symlink named as ``start``
+    is looked up from where it lies, not where it points: ``proj/lnk.py -> ../outside/victim.py``
+    belongs to ``proj``, whose --fix does not write outside it."""
+    start = home_folder(start)
     for directory in (start, *start.parents):
         if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
             return directory
@@ -306,43 +306,6 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], backg
         return None
 
     target.decide_later(decide)
-
-
-T = TypeVar("T")
-
-
-def in_background(work: Callable[[], T]) -> Callable[[], T]:
-    """``work`` run in a forked child while the caller goes on; the returned function waits for
-    its result (or, where there is no fork or the child fails, runs ``work`` itself)."""
-    if not hasattr(os, "fork") or sys.platform != "linux":
-        return work
-    try:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return work
-    if pid == 0:  # the child: pure Python text scanning, then gone without running exit handlers
-        code = 1
-        gc.disable()  # the parent's garbage (a finished run's parser pool) is not this child's to finalise
-        try:
-            os.close(read_end)
-            with os.fdopen(write_end, "wb") as out:
-                out.write(pickle.dumps(work()))
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    answer: list[T] = []
-
-    def result() -> T:
-        if not answer:
-            with os.fdopen(read_end, "rb") as handle:
-                data = handle.read()
-            _, status = os.waitpid(pid, 0)
-            answer.append(pickle.loads(data) if data and status == 0 else work())
-        return answer[0]
-
-    return result
 
 
 def _pinned_upward(settings: Settings, key: str, root: Path) -> Optional[tuple[Version, str]]:

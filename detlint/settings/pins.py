@@ -45,12 +45,17 @@ def has_dependency_file(folder: Path) -> bool:
     return any((folder / name).is_file() for name in DEPENDENCY_FILES) or any(folder.glob("requirements*.txt"))
 
 
+def home_folder(start: Path) -> Path:
+    """The folder a path named on the command line is looked up from: a folder (or a link to one)
+    itself; a file, or a link to one, the folder it lies in, not the one a link points into."""
+    start = start.absolute()
+    return start.resolve() if start.is_dir() else start.parent.resolve()
+
+
 def version_root(start: Path, project_root: Path) -> Path:
     """The folder whose dependency files say which versions ``start`` runs on: the nearest one at
     or above it, up to the project root, that has any."""
-    folder = start.resolve()
-    if not folder.is_dir():
-        folder = folder.parent
+    folder = home_folder(start)
     root = project_root.resolve()
     for candidate in (folder, *folder.parents):
         if candidate == root or root not in candidate.parents:

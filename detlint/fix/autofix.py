@@ -20,6 +20,7 @@ from detlint.lint.engine import Linter, read_source, real
 from detlint.fix.cleanup import tidy_after_fix
 from detlint.fix.placement import DEFAULT_ALIASES, Position, seed_call
 from detlint.fix.fixes import FixError, apply_plan, is_applicable, plan_for
+from detlint.fix.inplace import names_outside, rewrite_in_place
 from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.files.notebook import Notebook, NotebookError
@@ -203,19 +204,18 @@ def _reset_lines(linter: Linter, path: Path) -> list[int]:
 
 def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_root: Path) -> None:
     """Write ``text`` as ``path`` was written: same encoding, BOM and mode; atomically (temporary
-    file + rename). A file with several hard links is rewritten in place instead, so every link
-    keeps seeing it; its new content is written in one call and synced."""
+    file + rename). A file with several hard links, all inside the project, is rewritten in place
+    instead, so every link keeps seeing it (see ``inplace``); ``data`` is what it holds now."""
     payload = text.encode(encoding if encoding != "utf-8-sig" else "utf-8")
     if data.startswith(codecs.BOM_UTF8) and not payload.startswith(codecs.BOM_UTF8):
         payload = codecs.BOM_UTF8 + payload
     target = writable_target(path, project_root)
     info = target.stat()
     if info.st_nlink > 1:
-        with open(target, "r+b") as handle:
-            handle.write(payload)
-            handle.truncate()
-            handle.flush()
-            os.fsync(handle.fileno())
+        if names_outside(target, real(project_root)):
+            raise WriteRefused("not written: hard-linked to a file outside the project (writing it would change "
+                               "that file too; copy it to make it the project's own)")
+        rewrite_in_place(target, payload, data)
         return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detlint-tmp", dir=target.parent)
     try:

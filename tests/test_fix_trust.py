@@ -1,0 +1,178 @@
+"""--fix and the fix edits of JSON/SARIF on hostile ground: a full disk, hard links that leave the
+project, deep expressions, strings that still use an import, CR line endings, and notebooks whose
+JSON must stay byte for byte what it was outside the sources a fix edits."""
+from __future__ import annotations
+
+import errno
+import io
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from detlint import cli
+from detlint.fix import inplace
+
+FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(os.sep)\n"
+FIXED = "import os\nprint(os.sep)\n"
+# an unsafe fix that makes the file longer: the seed goes in after the imports
+GROWS = ("import tensorflow as tf\n"
+         "model = tf.keras.Sequential([tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(1)])\n"
+         "model.compile('sgd', 'mse')\nmodel.fit(x, y)\n")
+OPTIONS = ["--isolated", "--no-cache", "--tf-version", "2.21", "--fix", "--unsafe-fixes"]
+
+
+def run_cli(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.chdir(cwd)
+    out = io.StringIO()
+    code = cli.main(args, out=out)
+    return code, out.getvalue()
+
+
+def project(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir(exist_ok=True)
+    (root / "pyproject.toml").write_text("")
+    for name, content in files.items():
+        path = root / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+def page_sized(text: str, size: int = 8192) -> bytes:
+    """``text`` padded with a comment to exactly ``size`` bytes: any growth needs a new page."""
+    pad = size - len(text.encode()) - len("#\n")
+    return (text + "#" + "x" * pad + "\n").encode()
+
+
+# ---- a hard-linked file is rewritten in place: never cut short when the disk fills -------------------
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 1 MB tmpfs (root only); skipped where it cannot be mounted."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def fill(folder: Path) -> None:
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+
+
+def test_a_hard_linked_file_on_a_full_disk_is_left_whole(small_disk: Path, tmp_path: Path) -> None:
+    original = page_sized(GROWS)
+    root = project(small_disk, {"hl.py": original})
+    os.link(root / "hl.py", root / "other.py")
+    fill(small_disk)
+    # in a process of its own: no parser worker outlives it to keep the mount busy
+    proc = subprocess.run([sys.executable, "-m", "detlint", "hl.py", *OPTIONS], cwd=root, capture_output=True,
+                          text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert (root / "hl.py").read_bytes() == original
+    assert "hl.py: not written (No space left on device)" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and "0 fixed, 1 remaining" in proc.stdout
+
+
+def test_a_hard_linked_file_past_the_size_limit_is_left_whole(tmp_path: Path) -> None:
+    """A real failing write without root: RLIMIT_FSIZE makes the kernel refuse to grow the file
+    (EFBIG), as a full disk would refuse with ENOSPC."""
+    original = page_sized(GROWS)
+    root = project(tmp_path, {"hl.py": original})
+    os.link(root / "hl.py", root / "other.py")
+    limit = len(original)
+
+    def cap_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    proc = subprocess.run([sys.executable, "-m", "detlint", "hl.py", *OPTIONS], cwd=root, capture_output=True,
+                          text=True, preexec_fn=cap_file_size, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert (root / "hl.py").read_bytes() == original
+    assert "hl.py: not written (File too large)" in proc.stderr, proc.stderr
+    assert proc.returncode == 1
+
+
+def failing_after(real, allowed: int, calls: list[int]):  # type: ignore[no-untyped-def]
+    """``os.pwrite`` that, writing a file's content from its start the first time, really writes
+    ``allowed`` bytes and then fails with ENOSPC, as a disk filling midway would."""
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        if offset == 0 and not calls:
+            calls.append(len(data))
+            real(fd, data[:allowed], offset)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data, offset)
+    return pwrite
+
+
+@pytest.mark.parametrize("grows", [True, False], ids=["longer", "shorter"])
+def test_a_write_that_fails_midway_restores_the_original_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               grows: bool) -> None:
+    original = page_sized(GROWS if grows else FIXABLE)
+    path = tmp_path / "hl.py"
+    path.write_bytes(original)
+    os.link(path, tmp_path / "other.py")
+    calls: list[int] = []
+    monkeypatch.setattr(inplace.os, "pwrite", failing_after(os.pwrite, 100, calls))
+    payload = b"x = 1\n" * (2000 if grows else 10)
+    with pytest.raises(OSError) as caught:
+        inplace.rewrite_in_place(path, payload, original)
+    assert caught.value.errno == errno.ENOSPC
+    assert calls == [len(payload)]  # the new content was being written when the disk filled
+    assert path.read_bytes() == original and (tmp_path / "other.py").read_bytes() == original
+
+
+def test_no_room_to_grow_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = page_sized(GROWS)
+    path = tmp_path / "hl.py"
+    path.write_bytes(original)
+    os.link(path, tmp_path / "other.py")
+
+    def no_space(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(inplace.os, "posix_fallocate", no_space)
+    with pytest.raises(OSError):
+        inplace.rewrite_in_place(path, original + b"x = 1\n", original)
+    assert path.read_bytes() == original
+
+
+# ---- a hard link to a file outside the project is treated as a symlink leaving it is -------------------
+
+def test_a_file_hard_linked_from_outside_the_project_is_not_rewritten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    outside = tmp_path / "outside" / "shared.py"
+    outside.parent.mkdir()
+    outside.write_text(FIXABLE)
+    root = project(tmp_path, {"own.py": FIXABLE})
+    os.link(outside, root / "linked.py")
+    (root / "sub").mkdir()
+    os.link(root / "own.py", root / "sub" / "own_too.py")  # both names inside: rewritten, as before
+    code, out = run_cli(["linked.py", "own.py", *OPTIONS], root, monkeypatch)
+    err = capsys.readouterr().err
+    assert "linked.py: not written: hard-linked to a file outside the project" in err, err
+    assert outside.read_text() == FIXABLE and (root / "linked.py").read_text() == FIXABLE
+    assert (root / "own.py").read_text() == FIXED == (root / "sub" / "own_too.py").read_text()
+    assert (root / "own.py").stat().st_ino == (root / "sub" / "own_too.py").stat().st_ino
+    assert code == 1 and "1 fixed, 1 remaining" in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import resource
 import signal
@@ -176,3 +177,30 @@ def test_a_file_hard_linked_from_outside_the_project_is_not_rewritten(
     assert (root / "own.py").read_text() == FIXED == (root / "sub" / "own_too.py").read_text()
     assert (root / "own.py").stat().st_ino == (root / "sub" / "own_too.py").stat().st_ino
     assert code == 1 and "1 fixed, 1 remaining" in out
+
+
+# ---- deep expressions: the fixer's libcst walks run on the deep stack ----------------------------------
+
+LONG_SUM = FIXABLE + "total = " + " + ".join(["1"] * 400) + "\n"
+
+
+@pytest.mark.parametrize("output_format", ["json", "sarif"])
+def test_a_long_expression_keeps_json_and_sarif_with_their_fixes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 output_format: str) -> None:
+    root = project(tmp_path, {"long.py": LONG_SUM})
+    code, out = run_cli(["long.py", "--isolated", "--no-cache", "--output-format", output_format], root, monkeypatch)
+    assert code == 1, out
+    report = json.loads(out)
+    if output_format == "json":
+        (finding,) = report
+        assert finding["code"] == "DET105" and finding["fix"]["edits"], finding
+    else:
+        (result,) = report["runs"][0]["results"]
+        assert result["ruleId"] == "DET105" and result["fixes"], result
+
+
+def test_a_long_expression_is_fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, {"long.py": LONG_SUM})
+    code, out = run_cli(["long.py", *OPTIONS], root, monkeypatch)
+    assert (root / "long.py").read_text() == LONG_SUM.replace("os.environ['PYTHONHASHSEED'] = '0'\n", "")
+    assert code == 0 and "1 fixed, 0 remaining" in out

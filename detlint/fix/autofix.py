@@ -3,6 +3,8 @@
 A file is rewritten only when the fixed text parses; encoding, BOM, line endings and permissions
 are kept; the write is atomic (temporary file + rename). Fixing twice changes nothing the second
 time, because each pass re-lints the fixed text and stops once nothing applicable is left.
+libcst's walks recurse once per nesting level (a 400-term sum is 400 deep), so every one of
+them runs on the deep stack parsing uses (``run_deep``).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from detlint.fix.inplace import names_outside, rewrite_in_place
 from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.files.notebook import Notebook, NotebookError
+from detlint.lint.isolation import run_deep
 
 MAX_PASSES = 6
 # the probe imports every module a fix names under its usual name ({tf}, {np}, {torch}, ...)
@@ -126,7 +129,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         if plan.seed_at is not None:
             beside_own_seed = False  # once: if the program still seeds too late, the next pass seeds at the top
         try:
-            fixed, _ = apply_plan(result.fixed, plan, limit, _reset_lines(linter, path))
+            fixed, _ = run_deep(apply_plan, result.fixed, plan, limit, _reset_lines(linter, path))
         except FixError as exc:
             result.error = str(exc)
             break
@@ -139,7 +142,7 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
         result.fixed = fixed
         result.applied.extend(used)
     if result.fixed != text and result.error is None:
-        result.fixed = tidy_after_fix(text, result.fixed)
+        result.fixed = run_deep(tidy_after_fix, text, result.fixed)
     linter.set_source(path, result.fixed)
     return result
 
@@ -191,7 +194,7 @@ def _own_seed(linter: Linter, path: Path, text: str, before_line: Optional[int]
     """The program's own seeding call in this file and its seed expression (see ``seed_call``)."""
     facts = linter.facts_of(path)
     calls = [(hit.line, hit.col) for hit in (facts.hits if facts else []) if hit.owner.endswith("-seeders")]
-    return seed_call(text, calls, before_line)
+    return run_deep(seed_call, text, calls, before_line)
 
 
 def _reset_lines(linter: Linter, path: Path) -> list[int]:
@@ -344,7 +347,7 @@ def attach_edits(linter: Linter, diags: list[Diagnostic]) -> None:
             continue
         limit = diag.line if (diag.fix_spec or {}).get("action") == "insert" else None
         try:
-            fixed, _ = apply_plan(text, plan, limit, _reset_lines(linter, Path(diag.path)))
+            fixed, _ = run_deep(apply_plan, text, plan, limit, _reset_lines(linter, Path(diag.path)))
         except FixError:
             continue
         edits = edits_between(text, fixed)

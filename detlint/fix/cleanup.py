@@ -76,7 +76,7 @@ def tidy_after_fix(before: str, after: str) -> str:
     try:
         old = cst.parse_module(before)
         return drop_imports_made_unused(old, drop_repeated_fix_results(old, after))
-    except cst.ParserSyntaxError:
+    except (cst.ParserSyntaxError, RecursionError):
         return after
 
 

@@ -319,7 +319,7 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
         if call_imports:
             module = add_imports(module, call_imports, min(span[0] for span in plan.replace_calls))
         text = module.code
-    except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError) as exc:
+    except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError, RecursionError) as exc:
         raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc
     try:
         cst.parse_module(text)

@@ -204,3 +204,23 @@ def test_a_long_expression_is_fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     code, out = run_cli(["long.py", *OPTIONS], root, monkeypatch)
     assert (root / "long.py").read_text() == LONG_SUM.replace("os.environ['PYTHONHASHSEED'] = '0'\n", "")
     assert code == 0 and "1 fixed, 0 remaining" in out
+
+
+# ---- an import still named by __all__ or a string stays -------------------------------------------------
+
+CLOCK_SEED = "import random\nimport time\nimport torch\nrandom.seed(int(time.time()))\n"
+
+
+@pytest.mark.parametrize("use", ['__all__ = ["time"]\n', 'print(eval("time.time()"))\n',
+                                 'started = f"{torch.__version__} time"\n'],
+                         ids=["__all__", "eval", "f-string"])
+def test_an_import_a_string_still_names_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use: str) -> None:
+    root = project(tmp_path, {"t.py": CLOCK_SEED + use})
+    run_cli(["t.py", *OPTIONS], root, monkeypatch)
+    assert (root / "t.py").read_text() == CLOCK_SEED.replace("int(time.time())", "42") + use
+
+
+def test_an_import_nothing_names_any_more_still_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, {"t.py": CLOCK_SEED + 'print("times")\n'})
+    run_cli(["t.py", *OPTIONS], root, monkeypatch)
+    assert (root / "t.py").read_text() == 'import random\nimport torch\nrandom.seed(42)\nprint("times")\n'

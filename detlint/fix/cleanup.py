@@ -2,6 +2,7 @@
 and the imports the fixes left unused."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import libcst as cst
@@ -29,9 +30,14 @@ def merge_blank_lines(carry: list[cst.EmptyLine], own: list[cst.EmptyLine]) -> l
     return out
 
 
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
 class _UsedNames(cst.CSTVisitor):
-    """Every name the module reads outside its import statements (attribute names included,
-    which only errs on the side of keeping an import)."""
+    """Every name the module reads outside its import statements (attribute names included),
+    and every word of its strings: ``__all__ = ["time"]``, ``eval("time.time()")`` or
+    ``getattr(mod, "time")`` may still reach an import, so a word in any string keeps it.
+    Both err only on the side of keeping an import."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -45,6 +51,12 @@ class _UsedNames(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.used.add(node.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.used.update(_WORD.findall(node.value))
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self.used.update(_WORD.findall(node.value))
 
 
 def used_names(module: cst.Module) -> set[str]:

@@ -224,3 +224,14 @@ def test_an_import_nothing_names_any_more_still_goes(tmp_path: Path, monkeypatch
     root = project(tmp_path, {"t.py": CLOCK_SEED + 'print("times")\n'})
     run_cli(["t.py", *OPTIONS], root, monkeypatch)
     assert (root / "t.py").read_text() == 'import random\nimport torch\nrandom.seed(42)\nprint("times")\n'
+
+
+# ---- CR-only files keep their last line break ---------------------------------------------------------
+
+def test_a_cr_only_file_keeps_its_final_cr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, {"cr.py": FIXABLE.replace("\n", "\r").encode(),
+                              "grows.py": GROWS.replace("\n", "\r").encode()})
+    run_cli(["cr.py", "grows.py", *OPTIONS], root, monkeypatch)
+    assert (root / "cr.py").read_bytes() == FIXED.replace("\n", "\r").encode()
+    grown = (root / "grows.py").read_bytes()
+    assert b"set_random_seed(42)" in grown and b"\n" not in grown and grown.endswith(b"\r")

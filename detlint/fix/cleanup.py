@@ -82,12 +82,20 @@ def _repeatable_call(stmt: cst.CSTNode) -> bool:
         for arg in call.args)
 
 
+def keep_final_cr(before: str, after: str) -> str:
+    r"""libcst writes a module back without the final ``\r`` of a file whose lines end in CR
+    alone (``a\rb\r`` comes back as ``a\rb``): ``after``, made from ``before``, gets it back."""
+    if before.endswith("\r") and after and not after.endswith(("\r", "\n")):
+        return after + "\r"
+    return after
+
+
 def tidy_after_fix(before: str, after: str) -> str:
     """``after`` (the fixed text) without a switch two fixes both produced and without the
     imports the fixes left unused; ``before`` is the text before any fix."""
     try:
         old = cst.parse_module(before)
-        return drop_imports_made_unused(old, drop_repeated_fix_results(old, after))
+        return keep_final_cr(after, drop_imports_made_unused(old, drop_repeated_fix_results(old, after)))
     except (cst.ParserSyntaxError, RecursionError):
         return after
 

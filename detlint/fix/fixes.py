@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from detlint.fix.cleanup import merge_blank_lines
+from detlint.fix.cleanup import keep_final_cr, merge_blank_lines
 from detlint.fix.placement import Position, add_imports, alias_for, free_alias, insert_statements
 from detlint.lint.ftypes import Diagnostic, quiet_compile
 
@@ -318,7 +318,7 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
             module = insert_statements(module, plan.inserts, limit_line, after_lines, plan.seed_at)
         if call_imports:
             module = add_imports(module, call_imports, min(span[0] for span in plan.replace_calls))
-        text = module.code
+        text = keep_final_cr(source, module.code)
     except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError, RecursionError) as exc:
         raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc
     try:

@@ -18,6 +18,7 @@ import pytest
 
 from detlint import cli
 from detlint.fix import inplace
+from detlint.lint.files.notebook import Notebook, NotebookError
 
 FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(os.sep)\n"
 FIXED = "import os\nprint(os.sep)\n"
@@ -235,3 +236,61 @@ def test_a_cr_only_file_keeps_its_final_cr(tmp_path: Path, monkeypatch: pytest.M
     assert (root / "cr.py").read_bytes() == FIXED.replace("\n", "\r").encode()
     grown = (root / "grows.py").read_bytes()
     assert b"set_random_seed(42)" in grown and b"\n" not in grown and grown.endswith(b"\r")
+
+
+# ---- notebooks: only the sources a fix edits change, lines take the cell's line breaks -------------------
+
+def notebook_raw(source: list[str], head: str = "", tail: str = "") -> str:
+    """A notebook's JSON written by hand (indent 1), so a test can say what every byte becomes."""
+    lines = ",\n".join("    " + json.dumps(line) for line in source)
+    return ('{\n "cells": [\n  {\n   "cell_type": "code",\n   "execution_count": null,\n   "metadata": {},\n'
+            f'   "outputs": [],\n   "source": [\n{lines}\n   ]\n  }}\n ],\n "metadata": {{{head}}},\n'
+            f' "nbformat": 4,\n "nbformat_minor": 5{tail}\n}}\n')
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_lines_inserted_into_a_cell_take_its_line_endings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          newline: str) -> None:
+    cell = [line.replace("\n", newline) for line in GROWS.splitlines(keepends=True)]
+    root = project(tmp_path, {"nb.ipynb": notebook_raw(cell)})
+    run_cli(["nb.ipynb", *OPTIONS], root, monkeypatch)
+    text = "".join(json.loads((root / "nb.ipynb").read_text())["cells"][0]["source"])
+    assert "set_random_seed(42)" in text and text.endswith(newline)
+    other = text.replace("\r\n", "") if newline == "\r\n" else text.replace("\r", "")
+    assert "\r" not in other and "\n" not in other, repr(text)  # every line ends as the cell's lines do
+    assert all(line in text for line in cell)
+
+
+def test_a_notebook_changes_only_in_the_sources_a_fix_edits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Duplicate keys, numbers JSON keeps as written (1e400, 1.10) and escapes stay byte for byte."""
+    head = '"a": 1, "a": 2, "big": 1e400, "ratio": 1.10, "path": "a\\/b", "name": "caf\\u00e9"'
+    tail = ',\n "extra": [1.0E+2, -0.0]'
+    before = notebook_raw(FIXABLE.splitlines(keepends=True), head, tail)
+    root = project(tmp_path, {"nb.ipynb": before})
+    code, out = run_cli(["nb.ipynb", *OPTIONS], root, monkeypatch)
+    assert "1 fixed" in out
+    assert (root / "nb.ipynb").read_text() == notebook_raw(FIXED.splitlines(keepends=True), head, tail)
+
+
+def test_a_notebook_with_a_lone_surrogate_is_fixed_and_so_are_later_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a lone surrogate (\ud800 in the JSON) in a markdown cell, beside text that is not ASCII
+    markdown = '  {\n   "cell_type": "markdown",\n   "metadata": {},\n   "source": ["bad \\ud800 caf\u00e9\\n"]\n  },\n'
+    before = notebook_raw(FIXABLE.splitlines(keepends=True)).replace(' "cells": [\n', ' "cells": [\n' + markdown)
+    root = project(tmp_path, {"a.ipynb": before, "z.py": FIXABLE})
+    code, out = run_cli(["a.ipynb", "z.py", *OPTIONS], root, monkeypatch)
+    assert (root / "a.ipynb").read_text(encoding="utf-8") == notebook_raw(FIXED.splitlines(keepends=True)).replace(
+        ' "cells": [\n', ' "cells": [\n' + markdown)
+    assert (root / "z.py").read_text() == FIXED
+    assert code == 0 and "2 fixed, 0 remaining" in out
+
+
+def test_a_fix_for_a_cell_without_a_source_key_is_refused_not_guessed() -> None:
+    """Text a fix puts before the first cell goes into the first code cell; one with no "source"
+    key has nowhere to splice it: an error (--fix reports the notebook as not written), not a guess."""
+    raw = notebook_raw(FIXABLE.splitlines(keepends=True)).replace(
+        ' "cells": [\n', ' "cells": [\n  {"cell_type": "code", "metadata": {}, "outputs": []},\n')
+    notebook = Notebook.parse(raw)
+    with pytest.raises(NotebookError, match="cell 1 has no source to write the fix into"):
+        notebook.with_source("import random\n" + notebook.source)
+    assert notebook.with_source(notebook.source) == raw  # nothing changed: nothing to splice

@@ -263,8 +263,11 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
             text = notebook.source
         result = fix_text(linter, path, text, unsafe, sites.get(key, []))
         if notebook is not None:  # report and write the notebook, not the joined program
-            fixed_json = notebook.with_source(result.fixed) if result.fixed != text else source.text
-            result = FileFix(path, source.text, fixed_json, result.applied, result.error, result.notes)
+            try:
+                fixed_json = notebook.with_source(result.fixed) if result.fixed != text else source.text
+                result = FileFix(path, source.text, fixed_json, result.applied, result.error, result.notes)
+            except NotebookError as exc:  # the fixed cells cannot be put back: nothing is written
+                result = FileFix(path, source.text, source.text, [], f"not written ({exc})", result.notes)
         if result.changed and write and result.error is None:
             try:
                 write_preserving(path, result.fixed, path.read_bytes(), source.encoding,

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from detlint.lint.files.notebook_json import source_json, source_spans, splice
 from detlint.lint.ftypes import quiet_compile
 
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
@@ -178,8 +179,9 @@ class Notebook:
         return False
 
     def with_source(self, fixed: str) -> str:
-        """The notebook JSON with each code cell's source replaced from ``fixed`` (the program
-        text after fixes), laid out as the original file was."""
+        """The notebook's text with the source of each code cell ``fixed`` (the program text after
+        fixes) changed, and nothing else: only those bytes of the JSON are replaced, in the
+        file's own layout, and lines a fix adds end as the cell's other lines do."""
         cells: dict[int, list[str]] = {}
         current: Optional[int] = None
         boundary = self._boundary_re
@@ -187,7 +189,7 @@ class Notebook:
             match = boundary.match(line)
             if match:
                 current = int(match.group(1))
-                cells[current] = []
+                cells.setdefault(current, [])  # text before the first cell stays in it
                 continue
             if current is None:  # text before the first cell: keep it in the first code cell
                 current = self.code_cells[0]
@@ -195,8 +197,12 @@ class Notebook:
             restored = self._restore(line)
             if restored is not None:
                 cells[current].append(restored)
-        data = self.data
         broken = {index for index, _, _ in self.cell_errors}
+        try:
+            spans = source_spans(self.raw)
+        except ValueError as exc:
+            raise NotebookError(str(exc)) from None
+        replacements: dict[int, str] = {}
         for index in self.code_cells:
             if index in broken:
                 continue  # never rewrite a cell detlint could not read
@@ -206,10 +212,15 @@ class Notebook:
             if self.dedent.get(index):
                 pad = " " * self.dedent[index]
                 lines = [pad + line if line.strip() else line for line in lines]
-            original = cell_text(data["cells"][index])
-            text = "\n".join(lines) + ("\n" if original.endswith("\n") else "")
-            set_cell_text(data["cells"][index], text)
-        return dump_like(data, self.raw)
+            cell = self.data["cells"][index]
+            original = cell_text(cell)
+            text = _newlines_like("\n".join(lines) + ("\n" if original.endswith("\n") else ""), original)
+            if text == original:
+                continue
+            if index not in spans:
+                raise NotebookError(f"cell {index + 1} has no source to write the fix into")
+            replacements[index] = source_json(self.raw, spans[index], cell["source"], text)
+        return splice(self.raw, replacements, spans)
 
     def _restore(self, line: str) -> Optional[str]:
         """The original magic for a placeholder line; None when a fix removed what it stood for."""
@@ -275,34 +286,13 @@ def cell_text(cell: dict[str, Any]) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def set_cell_text(cell: dict[str, Any], text: str) -> None:
-    if isinstance(cell.get("source"), list):
-        parts = text.splitlines(keepends=True)
-        cell["source"] = parts
-    else:
-        cell["source"] = text
-
-
-def dump_like(data: dict[str, Any], raw: str) -> str:
-    """Serialise as the original was written (indent or one line, separators, ASCII escaping,
-    final newline), so a git diff shows only the changed source lines. The layout is the one
-    that reproduces the original file exactly; failing that, the closest guess."""
-    match = re.search(r"\n( +)\"", raw)
-    indent: Optional[int] = len(match.group(1)) if match else (None if "\n" not in raw.strip() else 1)
-    body = raw[:-1] if raw.endswith("\n") else raw
-    layouts = [(indent, item, key, ascii_) for item in (",", ", ") for key in (": ", ":") for ascii_ in (True, False)]
-    try:
-        original = json.loads(raw)
-    except ValueError:
-        original = None
-    chosen = (indent, ",", ": ", not any(ord(ch) > 127 for ch in raw) and "\\u" in raw)
-    for layout in layouts:
-        if original is not None and _dumps(original, layout) == body:
-            chosen = layout
-            break
-    return _dumps(data, chosen) + ("\n" if raw.endswith("\n") else "")
-
-
-def _dumps(data: Any, layout: tuple[Optional[int], str, str, bool]) -> str:
-    indent, item, key, ensure_ascii = layout
-    return json.dumps(data, indent=indent, separators=(item, key), ensure_ascii=ensure_ascii)
+def _newlines_like(text: str, original: str) -> str:
+    r"""``text`` (a cell's lines joined with ``\n``) with the line breaks of ``original`` where
+    that cell used CR alone or CRLF throughout (the lines a fix adds come with ``\n``)."""
+    if "\r" not in original:
+        return text
+    if "\n" not in original:
+        return text.replace("\r\n", "\r").replace("\n", "\r")
+    if original.count("\r") == original.count("\r\n") == original.count("\n"):
+        return re.sub(r"(?<!\r)\n", "\r\n", text)
+    return text  # mixed line breaks: left as they come

@@ -294,3 +294,23 @@ def test_a_fix_for_a_cell_without_a_source_key_is_refused_not_guessed() -> None:
     with pytest.raises(NotebookError, match="cell 1 has no source to write the fix into"):
         notebook.with_source("import random\n" + notebook.source)
     assert notebook.with_source(notebook.source) == raw  # nothing changed: nothing to splice
+
+
+# ---- the notebook size limit is a limit on its code ------------------------------------------------------
+
+def test_a_notebook_size_counts_its_code_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One KB of code allowed: 200 tiny cells (800 bytes of code, far more with detlint's cell
+    markers) and 3 lines beside a 40 KB image output are checked; 2 KB of code is too large."""
+    many = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": ["x=1\n"]} for _ in range(200)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    image = json.loads(notebook_raw(FIXABLE.splitlines(keepends=True)))
+    image["cells"][0]["outputs"] = [{"output_type": "display_data", "metadata": {},
+                                     "data": {"image/png": "iVBORw0KGgo" + "A" * 40_000}}]
+    big = json.loads(notebook_raw(["x = 1\n"] * 400))
+    root = project(tmp_path, {"many.ipynb": json.dumps(many), "image.ipynb": json.dumps(image),
+                              "big.ipynb": json.dumps(big)})
+    code, out = run_cli(["many.ipynb", "image.ipynb", "big.ipynb", "--isolated", "--no-cache", "--max-file-size", "1",
+                         "--output-format", "json"], root, monkeypatch)
+    found = {(Path(d["filename"]).name, d["code"]): d["message"] for d in json.loads(out)}
+    assert set(found) == {("image.ipynb", "DET105"), ("big.ipynb", "DET001")}, found
+    assert "too large to check: 2 KB" in found["big.ipynb", "DET001"], found

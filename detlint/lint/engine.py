@@ -87,10 +87,12 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, 
                 notebook = Notebook.parse(source.text)
         except NotebookError as exc:
             return FileFacts(path=str(path), error=str(exc)), None
+        if max_bytes and notebook.code_size() > max_bytes:  # its code, not the markers detlint adds
+            return FileFacts(path=str(path), error=too_large(notebook.code_size(), max_bytes)), None
         source = SourceFile(path, text=notebook.source)
     if source.error is not None or source.text is None:
         return FileFacts(path=str(path), error=source.error or "cannot read file"), None
-    return collect_text(kb, path, source.text, max_bytes, links), notebook
+    return collect_text(kb, path, source.text, 0 if notebook is not None else max_bytes, links), notebook
 
 
 def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:

@@ -166,6 +166,12 @@ class Notebook:
         self.magics[n] = line
         return f"{indent}pass  # {self._mark(n)}" if indent else f"# {self._mark(n)}"
 
+    def code_size(self) -> int:
+        """Bytes of code in the notebook's code cells, as written (what the size limit counts)."""
+        cells = [self.data["cells"][index] for index in self.code_cells]
+        return sum(len(cell_text(cell).encode("utf-8", "surrogatepass")) for cell in cells
+                   if _is_text(cell.get("source", "")))
+
     def locate(self, line: int) -> tuple[int, int]:
         """Program line (1-based) -> (1-based cell number in the notebook, line within the cell)."""
         if 1 <= line <= len(self.line_map):

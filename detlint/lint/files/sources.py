@@ -24,7 +24,9 @@ class SourceFile:
     error: Optional[str] = None
 
 
-NOTEBOOK_SIZE_FACTOR = 32  # a notebook's JSON (outputs, images) may be this much larger than its code
+# the size limit is one of a notebook's code; its JSON (outputs, images) is read up to this many times
+# that limit (a 3-line notebook beside a 34 MB plot is checked; 512 MB at the default limit)
+NOTEBOOK_SIZE_FACTOR = 512
 FILE_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 

@@ -13,7 +13,7 @@ from detlint._version import __version__
 from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, find_project_root, load_settings,
                                      parse_version_option, seed_arg)
-from detlint.settings.pins import has_dependency_file
+from detlint.settings.pins import has_dependency_file, home_folder
 from detlint.lint.cache import FactsCache, cache_folder
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBaseError
@@ -131,24 +131,35 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def group_by_project(files: list[Path], default_root: Path) -> dict[Path, list[Path]]:
-    """Files by the folder whose settings and pins they take: the nearest one above them with a
-    pyproject.toml or another dependency file (requirements.txt, setup.py, environment.yml, ...),
-    the run's root otherwise."""
+def group_by_project(files: list[Path], default_root: Path, named: Sequence[Path] = ()) -> dict[Path, list[Path]]:
+    """Files by the folder whose settings and pins they take. Each path named on the command line
+    is in its own project, as flake8 sees each file: the folder holding its pyproject.toml or
+    repository, else its own folder (files from unrelated folders named together do not take the
+    first one's root and TensorFlow era). Within a project, the nearest folder above a file with a
+    pyproject.toml or another dependency file (requirements.txt, setup.py, environment.yml, ...)."""
+    roots: dict[Path, Path] = {}  # named path -> its project root
+    by_folder: dict[Path, Path] = {}  # named paths share folders (pre-commit): look each up once
+    for path in named:
+        folder = home_folder(path)
+        if folder not in by_folder:
+            by_folder[folder] = find_project_root(path)
+        roots[Path(os.path.abspath(path))] = by_folder[folder]
     groups: dict[Path, list[Path]] = {}
-    stops = {default_root, default_root.resolve()}
     has_deps: dict[Path, bool] = {}  # files share folders: look at each once
     for path in files:
-        root = default_root
-        for parent in Path(os.path.abspath(path)).parents:
-            if parent in stops:
+        where = Path(os.path.abspath(path))
+        # the named path it was found under (the path itself for a named file)
+        root = next((roots[p] for p in (where, *where.parents) if p in roots), default_root)
+        key, folder = root, home_folder(path)
+        for parent in (folder, *folder.parents):
+            if parent == root or root not in parent.parents:
                 break
             if parent not in has_deps:
                 has_deps[parent] = has_dependency_file(parent)
             if has_deps[parent]:
-                root = parent
+                key = parent
                 break
-        groups.setdefault(root, []).append(path)
+        groups.setdefault(key, []).append(path)
     return groups
 
 
@@ -280,7 +291,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         explicit = {p.absolute() for p in paths if not p.is_dir()}
         changed = 0
         try:
-            for root, group in group_by_project(files, settings.project_root).items():
+            for root, group in group_by_project(files, settings.project_root, paths).items():
                 # a nested project (its own pyproject.toml or dependency files) is checked with its
                 # own settings and pins
                 sub = linter if root in (settings.project_root, settings.version_root) else Linter(

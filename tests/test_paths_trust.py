@@ -235,3 +235,39 @@ def test_fix_treats_a_named_symlink_as_a_walk_does(tmp_path: Path) -> None:
     named = detlint("--fix", "--unsafe-fixes", "--no-cache", "proj/inner_link.py", cwd=tmp_path)
     assert named.returncode == 0 and (project / "inner.py").read_text() == FIXED, named.stderr
     assert (project / "inner_link.py").is_symlink()
+
+
+# ---- item 23: files named together from unrelated folders each keep their own project -------------------
+
+GRAPH_CODE = ("import tensorflow as tf\nx = tf.placeholder(tf.float32, [None, 4])\n"
+              "with tf.Session() as sess:\n    sess.run(x, feed_dict={x: [[1, 2, 3, 4]]})\n")
+
+
+def _findings(output: bytes) -> set[str]:
+    """``path:line:col: CODE message`` lines, without the fixable mark only detlint prints."""
+    return {line.replace(" [*]", "", 1) for line in output.decode().splitlines() if ": DET" in line}
+
+
+@pytest.mark.parametrize("evidence", ["pins", "code"])
+def test_files_from_unrelated_folders_each_get_their_own_project(tmp_path: Path, evidence: str) -> None:
+    """a/ is TF 1.15 code, b/ TF 2; neither has a pyproject.toml or a repository. Named together,
+    each file is checked as when it is named alone, and as flake8 checks it."""
+    for folder, name in (("a", "x.py"), ("b", "y.py")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text(UNSEEDED)
+    if evidence == "pins":  # a requirements file in each folder (read for the pin of tensorflow)
+        (tmp_path / "a" / "requirements.txt").write_text("tensorflow==1.15\n")
+        (tmp_path / "b" / "requirements.txt").write_text("tensorflow==2.15\n")
+    else:  # nothing pins TensorFlow: a/'s graph code says it is 1.15
+        (tmp_path / "a" / "graph.py").write_text(GRAPH_CODE)
+    together = detlint("--no-cache", "-q", "a/x.py", "b/y.py", cwd=tmp_path)
+    alone = [detlint("--no-cache", "-q", name, cwd=tmp_path) for name in ("a/x.py", "b/y.py")]
+    reversed_order = detlint("--no-cache", "-q", "b/y.py", "a/x.py", cwd=tmp_path)
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "DET", "a/x.py", "b/y.py"], cwd=tmp_path,
+                            capture_output=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
+    expected = _findings(alone[0].stdout) | _findings(alone[1].stdout)
+    assert any("a/x.py:2:30: DET201" in f and "in TF 1.15" in f for f in expected), expected
+    assert any("b/y.py:2:30: DET201" in f and "in TF 1.15" not in f for f in expected), expected
+    assert _findings(together.stdout) == expected, together.stderr
+    assert _findings(reversed_order.stdout) == expected
+    assert _findings(flake8.stdout) == expected, flake8.stderr

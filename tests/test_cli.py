@@ -464,12 +464,12 @@ def test_urls_are_absolute_and_only_where_configured(project: Path) -> None:
 
 
 # ---- progress, on a terminal only -------------------------------------------------------------------
-def run_with_terminal_stderr(*args: str, cwd: Path) -> tuple[int, str, str]:
+def run_with_terminal_stderr(*args: str, cwd: Path, **env: str) -> tuple[int, str, str]:
     """detlint with stderr on a pseudo-terminal (as in an interactive shell), stdout a pipe."""
     pty = pytest.importorskip("pty")
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "detlint", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=slave, env={**os.environ, "NO_COLOR": "1"})
+                            stderr=slave, env={**os.environ, "NO_COLOR": "1", **env})
     os.close(slave)
     seen = b""
     while True:
@@ -495,8 +495,11 @@ def test_progress_on_a_terminal_for_long_runs_only(project: Path) -> None:
     assert "checked 60/60 files" in terminal and "\r" in terminal
     code, out, terminal = run_with_terminal_stderr("many", "--no-cache", "--no-progress", cwd=project)
     assert code == 0 and "checked" not in terminal and "files" not in terminal
-    code, out, terminal = run_with_terminal_stderr("clean.py", cwd=project)  # short: nothing shown
+    # a short run shows nothing; "short" is a time, set here so that a busy machine does not decide
+    code, out, terminal = run_with_terminal_stderr("clean.py", cwd=project, DETLINT_PROGRESS_DELAY="3600")
     assert code == 0 and terminal == ""
+    code, out, terminal = run_with_terminal_stderr("clean.py", "--no-cache", cwd=project, DETLINT_PROGRESS_DELAY="0")
+    assert code == 0 and "checked 1/1 files" in terminal
     piped = detlint("many", "--no-cache", cwd=project)
     assert piped.stderr == "" and piped.stdout == "All checks passed!\n"
     cached = run_with_terminal_stderr("many", "--output-format", "json", cwd=project)

@@ -255,19 +255,30 @@ def emit(fmt: str, diags: list[Diagnostic], kb: KnowledgeBase, root: Path, sourc
 
 class Progress:
     """``files done / total`` on stderr while a long run works: only on a terminal (never under
-    pre-commit or CI, never mixed into the report), and only once the run has taken a second or
-    has more than ``MIN_FILES`` files. The line is erased at the end."""
+    pre-commit or CI, never mixed into the report), and only once the run has taken a second
+    (``DETLINT_PROGRESS_DELAY`` seconds where set) or has more than ``MIN_FILES`` files. The line
+    is erased at the end."""
 
     MIN_FILES = 50
     DELAY = 1.0
+    DELAY_ENV = "DETLINT_PROGRESS_DELAY"  # what "long" means, for tests that must not depend on a machine's speed
     INTERVAL = 0.1
 
     def __init__(self, total: int, stream: TextIO) -> None:
         self.total, self.stream = total, stream
+        self.delay = self._delay()
         self.start = time.monotonic()
         self.last = 0.0
         self.shown = False
         self.read = self.checked = self.cached = 0
+
+    @classmethod
+    def _delay(cls) -> float:
+        try:
+            value = float(os.environ.get(cls.DELAY_ENV, cls.DELAY))
+        except ValueError:
+            return cls.DELAY
+        return value if value >= 0 else cls.DELAY  # nan fails the comparison too
 
     @classmethod
     def create(cls, total: int, stream: TextIO, enabled: bool = True) -> Optional["Progress"]:
@@ -281,7 +292,7 @@ class Progress:
         if cached is not None:
             self.cached = cached
         now = time.monotonic()
-        if not self.shown and self.total <= self.MIN_FILES and now - self.start < self.DELAY:
+        if not self.shown and self.total <= self.MIN_FILES and now - self.start < self.delay:
             return
         last = self.checked == self.total
         if self.shown and not last and now - self.last < self.INTERVAL:

@@ -19,8 +19,16 @@ REALTF = ROOT / "tests" / "realtf"
 sys.path.insert(0, str(REALTF))
 
 
-def leftover_dumps() -> set[str]:
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "detlint-diverge-*")))
+def leftover_dumps(temp: Path) -> list[str]:
+    """The records left in a test's own temporary folder (another detlint diverge running beside
+    the suite keeps its records in the shared one)."""
+    return glob.glob(os.path.join(temp, "detlint-diverge-*"))
+
+
+def private_temp(tmp_path: Path) -> Path:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    return temp
 
 
 def diverge_cli(*args: str, cwd: Path = REALTF, **env: str) -> tuple[int, dict]:
@@ -44,16 +52,16 @@ def test_unseeded_random_op_is_found_at_its_line(tmp_path: Path) -> None:
     """Run from a checkout folder named ``detlint``, with that checkout's detlint: the program's
     frames are the user's even though ``/detlint/`` is in their path."""
     clone = checkout_named_detlint(tmp_path)
-    before = leftover_dumps()
+    temp = private_temp(tmp_path)
     code, report = diverge_cli("--", sys.executable, "noise_model.py", cwd=clone / "tests" / "realtf",
-                               PYTHONPATH=str(clone))
+                               PYTHONPATH=str(clone), TMPDIR=str(temp))
     first = report["first"]
     assert code == 1 and first is not None
     assert first["op_type"] == "RandomUniform"
     assert first["location"] == "noise_model.py:8 (in call)"
     assert first["rule"] == "DET101" and "set_random_seed" in first["fix"]
     assert first["max_abs_diff"] > 0
-    assert leftover_dumps() == before
+    assert leftover_dumps(temp) == []
 
 
 def test_reordered_input_pipeline_is_named() -> None:
@@ -80,16 +88,18 @@ def test_program_under_apply_does_not_diverge_and_says_how_much_was_compared() -
     assert "no difference" in str(report)
 
 
-def test_limits_hold_and_dumps_are_removed_when_the_program_fails() -> None:
+def test_limits_hold_and_dumps_are_removed_when_the_program_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from steps import cnn_step
 
     from detlint.divergence.finder import diverge
 
-    before = leftover_dumps()
+    temp = private_temp(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # this process's temporary folder, for this test
     report = diverge(cnn_step, inputs=(True,), seed=3, apply=True, max_steps=2, max_dump_mb=40)
     assert any(code != 0 for code in report.exit_codes)
     assert all(0 < mb <= 40 for mb in report.dump_mb), report.dump_mb
-    assert leftover_dumps() == before
+    assert leftover_dumps(temp) == []
     assert "exited with status" in str(report)
 
 

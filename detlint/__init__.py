@@ -9,11 +9,11 @@ Importing this package has no side effects: no framework is imported and nothing
 """
 from __future__ import annotations
 
+from detlint._version import __version__
+
 # no typing import at run time: under `python -m detlint` this package is imported while the
 # working folder is still first on sys.path, where a typing.py of the project checked could be
 TYPE_CHECKING = False
-
-from detlint._version import __version__
 
 __all__ = ["__version__", "apply", "diverge", "DeterminismError"]
 

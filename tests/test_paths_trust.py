@@ -32,8 +32,8 @@ def detlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
 def test_python_m_detlint_does_not_import_the_working_folders_modules(tmp_path: Path) -> None:
     # json and pickle are imported by detlint's own modules, typing by the package's __init__
     for name in ("json", "pickle", "typing"):
-        (tmp_path / f"{name}.py").write_text(
-            f"import os\nopen(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'IMPORTED_{name}'), 'w').close()\n")
+        marker = f"os.path.join(os.path.dirname(os.path.abspath(__file__)), 'IMPORTED_{name}')"
+        (tmp_path / f"{name}.py").write_text(f"import os\nopen({marker}, 'w').close()\n")
     (tmp_path / "train.py").write_text(UNSEEDED)
     proc = detlint(".", "--tf-version", "2.15", cwd=tmp_path)
     assert sorted(p.name for p in tmp_path.glob("IMPORTED_*")) == []

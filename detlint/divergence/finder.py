@@ -13,21 +13,20 @@ import hashlib
 import json
 import os
 import pickle
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from detlint.divergence import states
+from detlint.divergence import limits, states
 from detlint.divergence.states import is_library_frame
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.frameworks import framework as framework_of
-from detlint.settings.config import check_seed, seed_arg
-from detlint.divergence.recorder import (ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS, PROGRESS,
+from detlint.settings.config import check_seed
+from detlint.divergence.recorder import (ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS,
                                         dump_size_mb, library_roots)
+from detlint.divergence.runs import RunResult, run_program, stopping_on_signals
 from detlint.runtime.shim import target_versions, tf_version
 
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
@@ -75,6 +74,9 @@ class Divergence:
     phase: str = "ops"
     variables: list[dict[str, Any]] = field(default_factory=list)  # for init and batch: what differs
     total: int = 0  # ... out of how many
+    # only that one run recorded more of this output than the other: when a run failed or was
+    # stopped, that is its failure, not a difference
+    count_only: bool = False
 
 
 @dataclass
@@ -92,19 +94,38 @@ class DivergeReport:
     # every compared output in execution order, for the HTML report: {"i", "label", "phase",
     # "diff" (0.0 equal, None not comparable), "where"}; at most TIMELINE_LIMIT points
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # one line per run that failed or was stopped
+
+    @property
+    def verdict(self) -> str:
+        """"differ" (exit 1), "same" (exit 0), or "incomplete" (exit 2): a run recorded nothing, or
+        failed or was stopped with no difference before that (then the runs were not the same)."""
+        if self.first is not None and not (self.failures and self.first.count_only):
+            return "differ"
+        return "same" if self.compared and not self.failures else "incomplete"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "verdict": self.verdict}
+
+    def _identical(self) -> str:
+        seen = [f"{STATE_NAMES[phase]} ({n} {'variable' if phase == states.INIT else 'array'}{'s' * (n != 1)})"
+                for phase, n in self.states_compared.items()]
+        return f"{', '.join(seen + [''])}{self.ops_compared} op outputs ({self.values_compared} values)"
 
     def __str__(self) -> str:
         lines = [f"detlint diverge: {self.runs} runs of {self.command}"]
+        verdict = self.verdict
         if not self.compared:
-            lines.append("nothing to compare: a run recorded no TensorFlow ops")
+            lines.append("nothing to compare: a run recorded no TensorFlow, PyTorch or JAX ops")
+            lines.extend(f"  {failure}" for failure in self.failures)
+        elif verdict == "incomplete":
+            lines.append("no verdict: a run failed or was stopped, so the runs cannot be called the same")
+            lines.extend(f"  {failure}" for failure in self.failures)
+            if self.first is not None:
+                lines.append(f"  {self.first.detail}")
+            lines.append(f"  before that, {self._identical()} were identical")
         elif self.first is None:
-            seen = [f"{STATE_NAMES[phase]} ({n} {'variable' if phase == states.INIT else 'array'}{'s' * (n != 1)})"
-                    for phase, n in self.states_compared.items()]
-            lines.append(f"no difference: {', '.join(seen + [''])}{self.ops_compared} op outputs "
-                         f"({self.values_compared} values) were identical in every run")
+            lines.append(f"no difference: {self._identical()} were identical in every run")
         elif self.first.phase in STATE_TITLES:
             d = self.first
             owners = {v["owner"] for v in d.variables}
@@ -135,9 +156,8 @@ class DivergeReport:
             if d.rule:
                 lines.append(f"  known source: {d.rule} {d.rule_name}; {d.fix}")
             lines.append(f"  ({self.ops_compared} op outputs, {self.values_compared} values compared before it)")
-        for code in self.exit_codes:
-            if code != 0:
-                lines.append(f"note: a run exited with status {code}")
+        if verdict == "differ":
+            lines.extend(f"note: {failure}" for failure in self.failures)
         lines.extend(f"note: {n}" for n in self.notes)
         lines.append(f"disk used per run: {', '.join(f'{mb:.1f} MB' for mb in self.dump_mb)} (removed)")
         return "\n".join(lines)
@@ -369,6 +389,7 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
             report.ops_compared, report.values_compared = len(timeline), sum(r.values for r in timeline)
             return report
         record, twin, reader1, detail = best
+        count_only = bool(detail)  # _first_difference explains only a count
         earlier = [r for r in timeline if r.wall_time < record.wall_time]
         report.ops_compared, report.values_compared = len(earlier), sum(r.values for r in earlier)
         diff: Optional[float] = None
@@ -402,7 +423,8 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
             stream=record.stream, position=len(earlier), op_type=record.op_type, op_name=record.op_name,
             location=_location(reader0, record, roots), max_abs_diff=diff, detail=detail,
             rule=code, rule_name=rule.name if rule else None,
-            fix=(fix.title.replace("{seed}", str(seed)) + f" (TF {version})") if fix else None)
+            fix=(fix.title.replace("{seed}", str(seed)) + f" (TF {version})") if fix else None,
+            count_only=count_only)
         return report
     finally:
         for reader, _, _ in opened:
@@ -521,7 +543,7 @@ def compare_recorded_ops(dumps: list[str], seed: int = 42, timeline: Optional[li
         return (Divergence(stream="", position=i, op_type=record["op"], op_name=record["module"],
                            location=record["site"] or "unknown source location", max_abs_diff=None,
                            detail=f"one run recorded {len(base)} op outputs and the other {len(other)}",
-                           phase=record["phase"]), *compared)
+                           phase=record["phase"], count_only=True), *compared)
     a, b = base[i], other[i]
     diff: Optional[float] = None
     detail = ""
@@ -640,54 +662,12 @@ def _child_env(dump: str, seed: Optional[int], apply: bool, steps: Optional[int]
     return env
 
 
-def _progress(run: str, dump: str) -> None:
-    """``run 1/2: step 3, 12.5 MB`` on one line of stderr, only when it is a terminal."""
-    try:
-        if not sys.stderr.isatty():
-            return
-        step = Path(dump + PROGRESS).read_text().strip() if os.path.exists(dump + PROGRESS) else "0"
-        sys.stderr.write(f"\r{run}: step {step}, {dump_size_mb(dump):.1f} MB recorded ")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-def _run_child(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Optional[float], max_mb: float,
-               report: DivergeReport, verbose: bool = False, run: str = "run") -> None:
-    """One run. Quiet by default (its stderr is kept in a file, never a pipe that could fill up
-    and stall the program), with a progress line on a terminal; with ``verbose`` its output goes
-    to this process's stderr."""
-    hard_limit = (seconds or 600) + 120
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
-        if verbose:
-            sys.stderr.flush()
-            try:
-                shown: Optional[int] = sys.stderr.fileno()
-            except (AttributeError, OSError, ValueError):  # a stderr without a file (captured)
-                shown = None
-            proc = subprocess.Popen(list(cmd), env=env, stdout=shown, stderr=None)
-        else:
-            proc = subprocess.Popen(list(cmd), env=env, stdout=subprocess.DEVNULL, stderr=err)
-        start = time.monotonic()
-        shown_progress = False
-        while proc.poll() is None:
-            time.sleep(0.2)
-            if not verbose:
-                _progress(run, dump)
-                shown_progress = True
-            if time.monotonic() - start > hard_limit or dump_size_mb(dump) > 2 * max_mb:
-                proc.kill()
-                report.notes.append("a run was stopped at the time or disk limit; its record may be incomplete")
-                break
-        proc.wait()
-        if shown_progress and sys.stderr.isatty():
-            sys.stderr.write("\r\033[K")  # the progress line goes once the run is over
-            sys.stderr.flush()
-        err.seek(0)
-        lines = err.read().strip().splitlines()
-    report.exit_codes.append(proc.returncode)
-    if proc.returncode not in (0, None) and lines:
-        report.notes.append("run output ends with: " + lines[-1][:300])
+def _add_run(report: DivergeReport, number: int, result: RunResult, dump: str) -> None:
+    report.exit_codes.append(result.code)
+    failure = result.failure(number)
+    if failure:
+        report.failures.append(failure)
+    report.notes.extend(n for n in result.notes if n not in report.notes)
     report.dump_mb.append(dump_size_mb(dump))
 
 
@@ -706,19 +686,22 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
                     max_steps: Optional[int] = 2, time_limit: Optional[float] = 300.0,
                     max_dump_mb: float = 512.0, verbose: bool = False) -> DivergeReport:
     """Run ``cmd`` (``python train.py ...``) ``runs`` times and compare what its ops computed.
-    TensorFlow's log lines are kept quiet (in the runs and here) unless ``verbose``."""
-    if runs < 2:
-        raise ValueError("diverge needs at least two runs")
+    TensorFlow's log lines are kept quiet (in the runs and here) unless ``verbose``. SIGTERM and
+    SIGHUP raise ``runs.Interrupted`` (SIGINT KeyboardInterrupt) once the run in progress is
+    stopped and the records are removed."""
+    limits.check(runs=runs, max_steps=max_steps, time_limit=time_limit, max_dump_mb=max_dump_mb)
     if seed is not None:
         check_seed(seed)
     report = DivergeReport(command=" ".join(cmd), runs=runs)
-    with tempfile.TemporaryDirectory(prefix="detlint-diverge-") as tmp:  # removed even on failure
+    # the records are removed however this ends: a failure, a limit, an interrupt
+    with stopping_on_signals(), tempfile.TemporaryDirectory(prefix="detlint-diverge-") as tmp:
         dumps = []
         for i in range(runs):
             dump = os.path.join(tmp, f"run{i + 1}")
             dumps.append(dump)
-            _run_child(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
-                       time_limit, max_dump_mb, report, verbose, run=f"run {i + 1}/{runs}")
+            result = run_program(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
+                                 time_limit, max_dump_mb, verbose, run=f"run {i + 1}/{runs}")
+            _add_run(report, i + 1, result, dump)
         points: list[dict[str, Any]] = []
         state = compare_states(dumps, seed if seed is not None else 42, report.states_compared, points)
         ops: list[dict[str, Any]] = []
@@ -734,7 +717,9 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
             report.timeline = _numbered(points + ops)
             return report
         if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
-            report.notes.append("is TensorFlow installed for that interpreter, and does the program import it?")
+            if not report.failures:
+                report.notes.append("is TensorFlow, PyTorch or JAX installed for that interpreter, and does the "
+                                    "program import it?")
             return report
         _import_tensorflow_quietly(verbose)
         compared = compare(dumps, seed if seed is not None else 42, _roots(dumps))
@@ -767,45 +752,7 @@ def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] =
 
 
 def main(argv: Sequence[str]) -> int:
-    import argparse
+    """``detlint diverge ...`` (the command line lives in ``command``)."""
+    from detlint.divergence.command import main as command_main
 
-    p = argparse.ArgumentParser(
-        prog="detlint diverge",
-        usage="detlint diverge [-h] [--runs N] [--seed N] [--apply] [--verbose] [--max-steps N]\n"
-              "                       [--time-limit SECONDS] [--max-dump-mb MB] [--output-format {text,json}]\n"
-              "                       [--report FILE.html]\n"
-              "                       -- COMMAND [ARGS...]",
-        description="Run a program several times, record every op's outputs with TensorFlow's debugger, "
-                    "and name the first op whose outputs differ between runs.")
-    p.add_argument("--runs", type=int, default=2, metavar="N",
-                   help="how many runs to compare, at least 2 (default 2)")
-    p.add_argument("--seed", type=seed_arg, metavar="N", help="seed both runs alike, to look past missing seeds")
-    p.add_argument("--apply", action="store_true", help="run both under detlint.apply()")
-    p.add_argument("--verbose", action="store_true",
-                   help="show the runs' output and TensorFlow's log lines (on stderr)")
-    p.add_argument("--max-steps", type=int, default=2, metavar="N", help="stop Keras training after N steps (default 2)")
-    p.add_argument("--time-limit", type=float, default=300.0, metavar="SECONDS", help="seconds per run (default 300)")
-    p.add_argument("--max-dump-mb", type=float, default=512.0, metavar="MB",
-                   help="disk for each run's record (default 512)")
-    p.add_argument("--output-format", choices=("text", "json"), default="text",
-                   help="text for people, json for tools (default text)")
-    p.add_argument("--report", metavar="FILE.html",
-                   help="also write a self-contained HTML page: the largest difference per output, plotted")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments, after --")
-    args = p.parse_args(list(argv))
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        p.error("give the program after --, e.g. detlint diverge -- python train.py")
-    if args.runs < 2:
-        p.error("--runs: at least 2 runs are needed to compare")
-    report = diverge_command(command, runs=args.runs, seed=args.seed, apply=args.apply, max_steps=args.max_steps,
-                             time_limit=args.time_limit, max_dump_mb=args.max_dump_mb, verbose=args.verbose)
-    sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
-                     else str(report) + "\n")
-    if args.report:
-        from detlint.divergence.html_report import render
-
-        Path(args.report).write_text(render(report), encoding="utf-8")
-    if not report.compared:
-        return 2
-    return 1 if report.first is not None else 0
+    return command_main(argv)

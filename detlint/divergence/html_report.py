@@ -16,6 +16,7 @@ PHASE_COLOURS = {"init": "#e8f0fe", "batch": "#fef7e0", "forward": "#e6f4ea", "b
 PHASE_NAMES = {"init": "init", "batch": "data", "forward": "forward", "backward": "backward", "update": "update",
                "ops": "ops"}
 TOP_ROWS = 20
+VERDICTS = {"differ": "the runs differ", "same": "no difference", "incomplete": "no verdict"}
 
 
 def _y(value: float, low: float, high: float) -> float:
@@ -87,7 +88,7 @@ def render(report: Any) -> str:
     table = (f'<table id="top"><thead><tr><th>#</th><th>phase</th><th>output</th><th>where</th>'
              f'<th>max |run 1 - run 2|</th></tr></thead><tbody>{rows}</tbody></table>') if rows else \
         '<p id="top">No output differs.</p>'
-    verdict = "no difference" if report.first is None else "the runs differ"
+    verdict = VERDICTS[report.verdict]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>detlint diverge: {html.escape(report.command)}</title>
 <style>

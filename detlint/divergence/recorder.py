@@ -25,6 +25,10 @@ ENV_MB = "DETLINT_DIVERGE_MB"
 ENV_SEED = "DETLINT_DIVERGE_SEED"
 ENV_PATHS = "DETLINT_DIVERGE_PATHS"  # where to write this interpreter's library folders (JSON)
 PROGRESS = ".progress"  # <dump>.progress: the training steps done so far, for the progress line
+NOTES = ".notes"  # <dump>.notes: what the report should say about this run, one note a line
+XLA_NOTE = ("XLA compilation (jit_compile) was turned off while recording: TensorFlow's debugger cannot record "
+            "inside XLA-compiled functions, so they ran as ordinary tf.functions; a difference only XLA makes "
+            "is not shown")
 
 
 def note_steps(root: str, steps: int) -> None:
@@ -32,6 +36,41 @@ def note_steps(root: str, steps: int) -> None:
         Path(root + PROGRESS).write_text(str(steps))
     except OSError:
         pass
+
+
+def add_note(root: str, text: str) -> None:
+    try:
+        with open(root + NOTES, "a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError:
+        pass
+
+
+def without_xla(tf: ModuleType, root: str) -> None:
+    """The debugger puts a DebugIdentityV2 op after every op, and XLA cannot compile it (the first
+    step fails): functions asked for XLA (``tf.function(jit_compile=True)``, Keras's
+    ``jit_compile=True``, or ``"auto"`` where a GPU is seen) are made without it, noted once."""
+    import inspect
+
+    original = tf.function
+    if getattr(original, "__detlint_no_xla__", False):
+        return
+    signature = inspect.signature(original)
+    noted: list[bool] = []
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind_partial(*args, **kwargs)
+        for key in ("jit_compile", "experimental_compile"):  # the second is the old name of the first
+            if bound.arguments.get(key):
+                bound.arguments[key] = False
+                if not noted:
+                    noted.append(True)
+                    add_note(root, XLA_NOTE)
+        return original(*bound.args, **bound.kwargs)
+
+    function.__detlint_no_xla__ = True  # type: ignore[attr-defined]
+    function.__doc__, function.__wrapped__ = original.__doc__, original  # type: ignore[attr-defined]
+    tf.function = function
 
 
 def library_roots() -> list[str]:
@@ -112,6 +151,7 @@ def start() -> None:
     sys.excepthook = excepthook
 
     def on_tensorflow(tf: ModuleType) -> None:
+        without_xla(tf, root)
         tf.debugging.experimental.enable_dump_debug_info(root, tensor_debug_mode="FULL_TENSOR",
                                                          circular_buffer_size=-1)
 

@@ -16,7 +16,7 @@ from detlint.settings.config import Settings, not_training
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
-from detlint.lint.programs.links import OutlineExports, links_for
+from detlint.lint.programs.links import OutlineExports, link_in_order, links_for
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
 from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
@@ -134,6 +134,7 @@ class Linter:
         self._importing: dict[Path, list[Path]] = {}  # entries_importing's answers
         _REAL.clear()
         self._unlinked: dict[Path, Optional[bytes]] = {}  # first-walk facts, their bytes if read
+        self._linking = False
         self.cache: Optional[FactsCache] = None
         self._overrides: dict[Path, str] = {}
         self._named: set[Path] = set()  # files asked for (not just reached by following imports)
@@ -275,33 +276,41 @@ class Linter:
                     cache.put(cache_key, facts)
         for key in fresh:
             self._unlinked.setdefault(key, None)
-        for key in fresh:
-            self._link(key, cache)
+        self._link(fresh, cache)
 
-    def _link(self, path: Path, cache: Optional[FactsCache]) -> None:
-        """Walk a file again if it takes names from project modules (a star import, a framework
+    def _link(self, paths: list[Path], cache: Optional[FactsCache]) -> None:
+        """Walk files again if they take names from project modules (a star import, a framework
         re-exported by a shim, a keras.Model subclass), now knowing what those names are. The
-        modules it takes them from are linked first, so shims of shims resolve too."""
-        if path not in self._unlinked:
-            return
-        data = self._unlinked.pop(path)
+        modules they take them from are linked first, so shims of shims resolve too."""
+        if self._linking:
+            return  # a module first read while linking: the linking under way takes it
+        self._linking = True
+        try:
+            link_in_order(paths, self._unlinked, lambda path, data: self._link_one(path, data, cache))
+        finally:
+            self._linking = False
+
+    def _link_one(self, path: Path, data: Optional[bytes], cache: Optional[FactsCache]) -> list[Path]:
+        """Link one file, or name the modules it takes names from that are to be linked first."""
         facts = self._facts.get(path)
         if facts is None or facts.error is not None or not (facts.star_imports or facts.imports):
-            return
+            return []
+        first: list[Path] = []
 
         def exporter(module: Path) -> Optional[FileFacts]:
             found = self.facts_of(module)
-            self._link(real(module), cache)
+            if real(module) in self._unlinked:
+                first.append(real(module))
             return self._facts.get(real(module), found)
 
         frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
         guess = OutlineExports(self._known_exports, self.outline_of, self.builder.resolver, frameworks)
         links = links_for(path, facts, self.builder.resolver, exporter, frameworks, guess.export_of, guess.factories)
-        if not links:
-            return
+        if first or not links:
+            return first
         cache_key = cache.key(path, data, links) if cache is not None and data is not None else None
         if cache_key is not None and self._from_cache(path, data or b"", cache.get(cache_key, self._fits_kb)):
-            return
+            return []
         task = Task(str(path), text=self._overrides.get(path), data=data, max_bytes=self.max_bytes, links=links)
         ((linked, notebook),) = self._parse([task], 1)
         self._facts[path] = linked
@@ -309,6 +318,7 @@ class Linter:
             self.notebooks[path] = notebook
         if cache is not None and cache_key is not None:
             cache.put(cache_key, linked)
+        return []
 
     def _known_exports(self, module: Path) -> Optional[dict[str, str]]:
         """A parsed and linked module's exports (None: not yet, or not fully)."""

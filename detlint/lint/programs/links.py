@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, FileFacts
 from detlint.lint.names import factory_name, member, within
@@ -22,6 +22,9 @@ Exporter = Callable[[Path], Optional[FileFacts]]
 # what a module gives as a name: (known, target); not known: parse the module to learn it
 Guess = tuple[bool, Optional[str]]
 _BUILTINS = frozenset(dir(builtins))
+# re-exports and base classes followed through outlines for one name (each costs two stack
+# frames); a longer chain, hundreds of modules, is told by parsing its first module instead
+MAX_OUTLINE_HOPS = 32
 
 
 class OutlineExports:
@@ -43,7 +46,7 @@ class OutlineExports:
         if exports is not None:
             return True, exports.get(name)
         sketch = self.outline_of(module)
-        if sketch is None or (module, name) in seen or sketch.binding("*"):
+        if sketch is None or (module, name) in seen or len(seen) >= MAX_OUTLINE_HOPS or sketch.binding("*"):
             return False, None
         how, seen = sketch.binding(name), seen | {(module, name)}
         if how.startswith("("):  # a class: a framework one if a base is
@@ -151,6 +154,31 @@ def _absolute(module: str, module_path: Path, inner: str) -> str:
     base = base[:len(base) - (level - 1)] if level > 1 else base
     rest = inner[level:]
     return ".".join([*base, rest] if rest else base)
+
+
+def link_in_order(paths: Iterable[Path], unlinked: dict[Path, Optional[bytes]],
+                  link: Callable[[Path, Optional[bytes]], list[Path]]) -> None:
+    """Link each of ``paths`` still in ``unlinked`` (with its bytes) after the modules it takes
+    names from: ``link`` links a file, or returns the modules of ``unlinked`` to link before it
+    (it is asked again once they are). A stack, not recursion, so a chain of thousands of
+    imports fits. A file leaves ``unlinked`` when its linking starts: in a cycle of imports, the
+    modules it waits for take its names as its first walk found them."""
+    started: dict[Path, Optional[bytes]] = {}
+    for root in paths:
+        stack = [root]
+        while stack:
+            path = stack[-1]
+            if path not in started:
+                if path not in unlinked:
+                    stack.pop()  # linked already, or never read
+                    continue
+                started[path] = unlinked.pop(path)
+            first = link(path, started[path])
+            if first:
+                stack.extend(reversed(list(dict.fromkeys(first))))
+            else:
+                stack.pop()
+                del started[path]
 
 
 def links_for(path: Path, facts: FileFacts, resolver: ModuleResolver, facts_of: Exporter,

@@ -173,7 +173,7 @@ class _Scan:
             named = _DEFINITION.match(block.group("head"))
             if named:
                 self.bodies[named.group(1)] = block.group(0)
-        self.verdicts: dict[str, bool] = {}
+        self.followed: set[str] = set()  # own functions whose bodies were read
 
     def active(self) -> bool:
         for block in self.blocks:
@@ -190,22 +190,23 @@ class _Scan:
         return False
 
     def code_matters(self, code: str) -> bool:
-        if _SETS_ENV.search(code):
-            return True
-        for dot, name in _CALL.findall(code):
-            if name in self.tokens and (dot or name not in _BUILTINS):  # .range( is tf.data's, range( is not
+        """Does ``code``, or a function of the file it calls (through any chain of calls), call
+        or set something that matters? A worklist, so a chain of a thousand functions fits;
+        each body is read once per file."""
+        todo = [code]
+        while todo:
+            code = todo.pop()
+            if _SETS_ENV.search(code):
                 return True
-            if not dot and name in self.imported:
-                self.called_imports.add(self.imported[name])  # the program decides: project or not
-            if not dot and name in self.bodies and self.body_matters(name):
-                return True
+            for dot, name in _CALL.findall(code):
+                if name in self.tokens and (dot or name not in _BUILTINS):  # .range( is tf.data's, range( is not
+                    return True
+                if not dot and name in self.imported:
+                    self.called_imports.add(self.imported[name])  # the program decides: project or not
+                if not dot and name in self.bodies and name not in self.followed:
+                    self.followed.add(name)
+                    todo.append(self.bodies[name])
         return False
-
-    def body_matters(self, name: str) -> bool:
-        if name not in self.verdicts:
-            self.verdicts[name] = False  # recursion: assume not while deciding
-            self.verdicts[name] = self.code_matters(self.bodies[name])
-        return self.verdicts[name]
 
 
 def _without_definitions(code: str) -> str:

@@ -22,6 +22,9 @@ MAX_IMPORT_DEPTH = 3
 MAX_MODULES = 64
 MAX_OUTLINES = 1024
 MAX_REEXPORTS = 8  # `from .a import f` chains followed to the function (a cycle ends here)
+# what a walk of the trace runs next: (file, function or None for its module level, anchor in
+# the entry, import depth, call sites it came through)
+Step = tuple[Path, Optional[str], Optional[tuple[int, int]], int, tuple[tuple[Path, int], ...]]
 
 
 @dataclass(frozen=True)
@@ -208,12 +211,14 @@ class ProgramBuilder:
 
         def targets(path: Path, facts: FileFacts, site: CallSite,
                     hops: int = 0) -> Iterator[tuple[Path, Optional[str]]]:
+            """The functions a call may run. Recursive but bounded: each step follows a table, a
+            star import or a re-export (MAX_REEXPORTS of those at most) or shortens the name."""
             name = site.target
             if name in facts.functions:
                 yield path, name
                 return
             if name in facts.tables:  # MODELS[name](...): any function of the table may run
-                for ref in facts.tables[name]:
+                for ref in facts.tables[name] if hops < MAX_REEXPORTS else ():  # tables may name each other
                     if ref != name:
                         yield from targets(path, facts, CallSite(ref, site.line, site.col, None), hops + 1)
                 return
@@ -254,31 +259,34 @@ class ProgramBuilder:
 
         outlined: set[Path] = set()
 
-        def skim(path: Path, anchor: tuple[int, int], depth: int) -> bool:
-            """Run an imported module from its outline when its module level cannot matter (only
-            the modules it imports are followed); False when it has to be parsed. The entry's own
+        def skim(path: Path, depth: int) -> Optional[list[Path]]:
+            """Run an imported module from its outline when its module level cannot matter: the
+            modules it imports, to be followed; None when it has to be parsed. The entry's own
             imports are parsed when they mention a seed or a switch: a helper there may be reached
             in ways the trace cannot follow (``trainer.setup()``), and its seeding still counts."""
             if self.outline_of is None or path in touched or len(outlined) >= MAX_OUTLINES:
-                return False
+                return None
             sketch = self.outline_of(path)
             if sketch is None or sketch.active or (depth < 2 and sketch.mentions & self.provider_tokens):
-                return False
+                return None
             if any(self.resolver.resolve(path, name) for name in sketch.calls):
-                return False  # its module level calls project code
+                return None  # its module level calls project code
             outlined.add(path)
-            if depth < MAX_IMPORT_DEPTH:
-                for module in self._outline_imports(path, sketch):
-                    run(module, None, anchor, depth + 1)
-            return True
+            return self._outline_imports(path, sketch) if depth < MAX_IMPORT_DEPTH else []
 
         def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int,
-                via: tuple[tuple[Path, int], ...] = ()) -> None:
+                via: tuple[tuple[Path, int], ...] = ()) -> Iterator[Step]:
+            """A module's level or a function, in order: what it runs (a module it imports, a
+            function it calls) is yielded where it runs, and walked before this goes on."""
             if (path, scope) in visited:
                 return
             visited.add((path, scope))
-            if scope is None and anchor is not None and path != program.entry and skim(path, anchor, depth):
-                return
+            if scope is None and anchor is not None and path != program.entry:
+                skimmed = skim(path, depth)
+                if skimmed is not None:
+                    for module in skimmed:
+                        yield module, None, anchor, depth + 1, ()
+                    return
             facts = touch(path)
             if facts is None:
                 return
@@ -301,14 +309,22 @@ class ProgramBuilder:
                     reached.add(id(event))
                     program.trace.append(TraceHit(event, path, here[0], here[1], True, via))
                 elif isinstance(event, Path):
-                    run(event, None, None if event == program.entry and anchor is None else here, depth + 1, via)
+                    yield event, None, None if event == program.entry and anchor is None else here, depth + 1, via
                 else:
                     for other_path, other_scope in list(targets(path, facts, event)):
-                        run(other_path, other_scope,
-                            None if other_path == program.entry and anchor is None else here, depth,
-                            via + ((path, line),))
+                        yield (other_path, other_scope,
+                               None if other_path == program.entry and anchor is None else here, depth,
+                               via + ((path, line),))
 
-        run(program.entry, None, None, 0)
+        # the walks under way, innermost last: a stack, not recursion, so a chain of a thousand
+        # calls fits (imports are cut at MAX_IMPORT_DEPTH, calls only where they were walked)
+        stack = [run(program.entry, None, None, 0)]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+            else:
+                stack.append(run(*step))
         program.modules = touched
         for path in touched:
             facts = self.facts_of(path)

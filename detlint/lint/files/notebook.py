@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from detlint.lint.files.cell_lines import join_like, split_lines
 from detlint.lint.files.notebook_json import source_json, source_spans, splice
 from detlint.lint.ftypes import quiet_compile
 
@@ -113,7 +114,7 @@ class Notebook:
         return lines
 
     def _python_lines(self, text: str) -> list[str]:
-        raw_lines = text.split("\n")
+        raw_lines, _ = split_lines(text)  # CR, LF and CRLF: each a line of the program, as Python counts
         first = raw_lines[0].strip() if raw_lines else ""
         whole_cell_magic = first.startswith("%%")
         keep_body = whole_cell_magic and first[2:].split()[0] in PYTHON_CELL_MAGICS if first[2:].split() else False
@@ -187,7 +188,7 @@ class Notebook:
     def with_source(self, fixed: str) -> str:
         """The notebook's text with the source of each code cell ``fixed`` (the program text after
         fixes) changed, and nothing else: only those bytes of the JSON are replaced, in the
-        file's own layout, and lines a fix adds end as the cell's other lines do."""
+        file's own layout; each kept line ends as it did, and a line a fix adds as the line before it."""
         cells: dict[int, list[str]] = {}
         current: Optional[int] = None
         boundary = self._boundary_re
@@ -220,7 +221,7 @@ class Notebook:
                 lines = [pad + line if line.strip() else line for line in lines]
             cell = self.data["cells"][index]
             original = cell_text(cell)
-            text = _newlines_like("\n".join(lines) + ("\n" if original.endswith("\n") else ""), original)
+            text = join_like(lines, original)  # each kept line ends as it did, added ones as the line before
             if text == original:
                 continue
             if index not in spans:
@@ -290,15 +291,3 @@ def _is_text(source: Any) -> bool:
 def cell_text(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
-
-
-def _newlines_like(text: str, original: str) -> str:
-    r"""``text`` (a cell's lines joined with ``\n``) with the line breaks of ``original`` where
-    that cell used CR alone or CRLF throughout (the lines a fix adds come with ``\n``)."""
-    if "\r" not in original:
-        return text
-    if "\n" not in original:
-        return text.replace("\r\n", "\r").replace("\n", "\r")
-    if original.count("\r") == original.count("\r\n") == original.count("\n"):
-        return re.sub(r"(?<!\r)\n", "\r\n", text)
-    return text  # mixed line breaks: left as they come

@@ -293,8 +293,9 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         try:
             for root, group in group_by_project(files, settings.project_root, paths).items():
                 # a nested project (its own pyproject.toml or dependency files) is checked with its
-                # own settings and pins
-                sub = linter if root in (settings.project_root, settings.version_root) else Linter(
+                # own settings and pins; the first path's only where they are its own (a file of the
+                # project named after one of a pinned subfolder takes the project's pins)
+                sub = linter if root == settings.version_root else Linter(
                     load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules,
                                   eras=kb.eras), kb)
                 # files named one by one (pre-commit): the programs that import them count too

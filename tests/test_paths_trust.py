@@ -271,3 +271,23 @@ def test_files_from_unrelated_folders_each_get_their_own_project(tmp_path: Path,
     assert _findings(together.stdout) == expected, together.stderr
     assert _findings(reversed_order.stdout) == expected
     assert _findings(flake8.stdout) == expected, flake8.stderr
+
+
+def test_a_file_named_after_one_in_a_pinned_subfolder_keeps_its_projects_pins(tmp_path: Path) -> None:
+    """The project pins TF 2.15, its sub/ folder 1.15: top.py named after sub/x.py is still 2.15."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.15\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "requirements.txt").write_text("tensorflow==1.15\n")
+    (tmp_path / "sub" / "x.py").write_text(UNSEEDED)
+    (tmp_path / "top.py").write_text(UNSEEDED)
+    expected = set()
+    for name in ("sub/x.py", "top.py"):
+        expected |= _findings(detlint("--no-cache", "-q", name, cwd=tmp_path).stdout)
+    assert {f.split(": ")[0] + (" 1.15" if "in TF 1.15" in f else "") for f in expected if "DET201" in f} == \
+        {"sub/x.py:2:30 1.15", "top.py:2:30"}
+    for order in (("sub/x.py", "top.py"), ("top.py", "sub/x.py")):
+        assert _findings(detlint("--no-cache", "-q", *order, cwd=tmp_path).stdout) == expected, order
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "DET", "sub/x.py", "top.py"], cwd=tmp_path,
+                            capture_output=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert _findings(flake8.stdout) == expected, flake8.stderr

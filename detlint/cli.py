@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from detlint._version import __version__
+from detlint.child_processes import Terminated, ended_by_signals
 from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, find_project_root, load_settings,
                                      parse_version_option, seed_arg)
@@ -411,12 +412,15 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> 
             return run_main(argv[1:])
         if argv and argv[0] == "check":
             argv = argv[1:]
-        return run_check(argv, out)
+        with ended_by_signals():  # a signal that ends the run takes the parser workers along
+            return run_check(argv, out)
     except (ConfigError, KnowledgeBaseError) as exc:
         sys.stderr.write(f"detlint: error: {exc}\n")
         return 2
     except KeyboardInterrupt:
         return 130
+    except Terminated as exc:  # SIGTERM, SIGHUP: 128 + the signal's number, as a shell reports it
+        return exc.exit_status
     except BrokenPipeError:
         return 1
     except Exception as exc:  # never a traceback at a user

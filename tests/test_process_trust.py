@@ -13,7 +13,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -114,3 +116,120 @@ def test_the_shared_check_opens_a_regular_file_and_refuses_anything_else(tmp_pat
         os.mkfifo(tmp_path / "p")
         with pytest.raises(NotRegularFile, match="a named pipe"):
             read_regular(tmp_path / "p")
+
+
+# ---- item 7: a run ended by a signal, or by its parent's death, takes its children along ---------------
+
+# valid Python that libcst needs seconds for: keeps a parser worker busy (no time limit applies)
+SLOW = "DATA = [\n" + "".join(f"    ({i}, {i * 0.5}, 'v{i}'),\n" for i in range(30_000)) + "]\n"
+# the real command line with an era scan that never ends on its own (nothing pins TensorFlow);
+# the scan, in its child, first says its pid in $ERA_MARK
+ERA_SCAN_SLEEPS = """
+import os, sys, time
+import detlint.settings.eras as eras
+def scan(files, known):
+    with open(os.environ["ERA_MARK"] + ".tmp", "w") as mark:
+        mark.write(str(os.getpid()))
+    os.replace(os.environ["ERA_MARK"] + ".tmp", os.environ["ERA_MARK"])
+    time.sleep(3600)
+eras.code_era = scan
+from detlint.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes through /proc")
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat after the command name: state, ppid, pgrp, session, ...; [] when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def session_members(session: int) -> list[int]:
+    """Live processes of ``session`` (a zombie is dead: only its exit status is left)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields and fields[0] not in "ZX" and int(fields[3]) == session:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def start_run(root: Path, tmp_path: Path, era_scan_sleeps: bool, *args: str) -> subprocess.Popen[str]:
+    """detlint on ``root`` in a session of its own (session id = its pid), so that whatever it
+    starts can be found, even once orphaned, and killed by the test if it is left behind."""
+    head = ["-c", ERA_SCAN_SLEEPS] if era_scan_sleeps else ["-m", "detlint"]
+    env = {**private_env(tmp_path), "ERA_MARK": str(tmp_path / "era-scan.pid")}
+    return subprocess.Popen([sys.executable, *head, ".", "--no-cache", *args], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _settled(proc: subprocess.Popen[str], era_mark: Optional[Path]) -> list[int]:
+    """The run's children that are past asking to die with it: the era-scan child once its scan
+    began (it wrote ``era_mark``), parser workers once ready (a second thread: the parsing one)."""
+    if era_mark is not None:
+        return [int(era_mark.read_text())] if era_mark.exists() else []
+    return [pid for pid in session_members(proc.pid)
+            if pid != proc.pid and len(list(Path(f"/proc/{pid}/task").glob("*"))) >= 2]
+
+
+def freeze_children(proc: subprocess.Popen[str], count: int, era_mark: Optional[Path]) -> list[int]:
+    """SIGSTOP ``count`` of the run's children as each settles: frozen, none can finish its work
+    and leave on its own, nor end the run (bounded wait)."""
+    frozen: list[int] = []
+    for _ in range(HANG * 20):
+        for pid in _settled(proc, era_mark):
+            if pid not in frozen:
+                os.kill(pid, signal.SIGSTOP)
+                frozen.append(pid)
+        if len(frozen) >= count:
+            return frozen
+        if proc.poll() is not None:
+            pytest.fail(f"detlint ended before {count} children were seen: {proc.communicate()}")
+        time.sleep(0.05)
+    pytest.fail(f"fewer than {count} children of detlint were seen in {HANG} s")
+
+
+def left_behind(session: int) -> list[int]:
+    """The session's live processes, after a bounded wait for them to end."""
+    for _ in range(HANG * 20):
+        if not session_members(session):
+            return []
+        time.sleep(0.05)
+    return session_members(session)
+
+
+def end_session(proc: subprocess.Popen[str]) -> None:
+    """Kill what a failing test left of the session it started (its process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.communicate(timeout=HANG)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@linux_only
+@pytest.mark.parametrize("era_scan", [False, True], ids=["parser workers", "era scan"])
+@pytest.mark.parametrize("ending", ["SIGTERM", "SIGINT", "SIGHUP", "SIGKILL"])
+def test_a_run_ended_by_a_signal_leaves_no_process_behind(tmp_path: Path, ending: str, era_scan: bool) -> None:
+    """The children are frozen first, so each must be taken along: by the signal's handler, or
+    by the kernel as detlint dies (SIGKILL). Both parser workers (-j 2) are frozen, one of them
+    with the slow file: the run cannot end on its own; or the era-scan child, which the run
+    waits for before it reports."""
+    root = project(tmp_path, {"a_slow.py": SLOW, "b.py": GOOD, "c.py": GOOD, "d.py": GOOD})
+    proc = start_run(root, tmp_path, era_scan, "-j", "2", "--file-timeout", "0")
+    try:
+        freeze_children(proc, 1 if era_scan else 2, tmp_path / "era-scan.pid" if era_scan else None)
+        signum = getattr(signal, ending)
+        os.kill(proc.pid, signum)
+        proc.wait(timeout=HANG)  # not communicate(): a child left behind keeps the pipes open
+        assert proc.returncode == (-signum if ending == "SIGKILL" else 128 + signum)
+        assert left_behind(proc.pid) == []
+    finally:
+        end_session(proc)

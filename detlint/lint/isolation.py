@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
+from detlint.child_processes import Parent, die_with_parent, signals_held, this_parent, track, untrack
 from detlint.lint.ftypes import FileFacts
 
 T = TypeVar("T")
@@ -101,10 +102,12 @@ def work_here(kb: Any, tasks: list[Task]) -> list[tuple[FileFacts, Any]]:
     return [_work(kb, task) for task in tasks]
 
 
-def _serve(conn: Connection, kb: Any) -> None:
+def _serve(conn: Connection, kb: Any, parent: Parent) -> None:
     """A worker: say ready once libcst is imported (not part of the first file's time), then
-    answer one task at a time until told to stop or the parent goes away. All on one deep-stack
-    thread: a thread per file would cost a malloc arena each, and memory with it."""
+    answer one task at a time until told to stop or the parent goes away (it dies with the run,
+    however the run ends). All on one deep-stack thread: a thread per file would cost a malloc
+    arena each, and memory with it."""
+    die_with_parent(parent)
     try:
         import libcst  # noqa: F401
 
@@ -127,8 +130,11 @@ class _Worker:
         self.kb = kb
         self.owner = os.getpid()
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, kb), daemon=True, name="detlint-parser")
-        self.process.start()
+        self.process = context.Process(target=_serve, args=(child, kb, this_parent()), daemon=True,
+                                       name="detlint-parser")
+        with signals_held():
+            self.process.start()
+            track(self.process.pid, self._kill)
         child.close()
         self.ready = False
         self.task: Optional[int] = None
@@ -137,6 +143,11 @@ class _Worker:
     def waited_for(self) -> bool:
         """Starting up or working on a task: its deadline counts."""
         return not self.ready or self.task is not None
+
+    def _kill(self) -> None:
+        """At once (a signal is ending the run)."""
+        self.process.kill()
+        self.process.join(5)
 
     def stop(self, kill: bool = False) -> None:
         if os.getpid() != self.owner:
@@ -154,6 +165,7 @@ class _Worker:
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+        untrack(self.process.pid)
         self.conn.close()
 
     def death(self) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import fnmatch
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -1,0 +1,205 @@
+"""Child processes that end with the run: the parser workers and the era-scan child.
+
+A child is told to die with the process that started it: on Linux with prctl(PR_SET_PDEATHSIG),
+so that even a SIGKILL of detlint leaves nothing behind; elsewhere (or when it was started from a
+thread that may end before the process does) a thread of the child watches for its parent to go.
+The main process of a command-line run also kills the children it knows of when SIGTERM, SIGINT
+or SIGHUP ends it, then ends with the conventional status: 128 + the signal's number (130 for
+SIGINT, 143 for SIGTERM).
+"""
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, NamedTuple, TypeVar
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+WATCH_INTERVAL = 0.5  # seconds between a watching thread's looks at its parent
+ENDING_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+T = TypeVar("T")
+
+
+class Parent(NamedTuple):
+    """Who starts a child, as the child needs to know it: taken before the fork."""
+    pid: int
+    main_thread: bool  # PR_SET_PDEATHSIG fires when the forking *thread* ends
+
+
+def this_parent() -> Parent:
+    return Parent(os.getpid(), threading.current_thread() is threading.main_thread())
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP ended the run: unwinds as KeyboardInterrupt does for SIGINT (a
+    BaseException, so that no ``except Exception`` takes it for one file's problem)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"ended by {signal.Signals(signum).name}")
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+def _parent_death_signal() -> bool:
+    """Ask Linux to SIGKILL this process when its parent ends; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError, TypeError):
+        return False
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_INTERVAL)
+    os._exit(1)  # orphaned: the run this child worked for is gone
+
+
+def _ending_signals() -> set[int]:
+    return {getattr(signal, name) for name in ENDING_SIGNALS if hasattr(signal, name)}
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Around starting a child and tracking it: a signal that ends the run waits until the
+    child is tracked (its handler must know every child: an untracked one, left stopped, would
+    hang the interpreter's exit in multiprocessing's join). The child lets them through again
+    in ``die_with_parent``."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _ending_signals())
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def die_with_parent(parent: Parent) -> None:
+    """Called first in a new child: end when ``parent`` ends, however it ends."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _ending_signals())  # held while it was started
+    if not (parent.main_thread and _parent_death_signal()):
+        threading.Thread(target=_watch, args=(parent.pid,), name="detlint-watch-parent", daemon=True).start()
+    if os.getppid() != parent.pid:  # it ended before this child could ask to follow it
+        os._exit(1)
+
+
+# children of this process that a signal ending the run must take along: pid -> how to kill it
+_LIVE: dict[int, Callable[[], None]] = {}
+
+
+def track(pid: int, kill: Callable[[], None]) -> None:
+    """``kill`` stops child ``pid`` at once and waits for it (reaps it)."""
+    _LIVE[pid] = kill
+
+
+def untrack(pid: int) -> None:
+    _LIVE.pop(pid, None)
+
+
+def kill_children() -> None:
+    for pid, kill in list(_LIVE.items()):
+        try:
+            kill()
+        except Exception:  # noqa: BLE001 - one child that cannot be stopped must not keep the others alive
+            pass
+        untrack(pid)
+
+
+@contextmanager
+def ended_by_signals() -> Iterator[None]:
+    """A command-line run: SIGTERM, SIGINT and SIGHUP kill the tracked children first, then
+    raise ``Terminated`` (``KeyboardInterrupt`` for SIGINT) in the main thread. A signal that
+    is ignored (``nohup``) stays ignored; outside the main thread nothing is installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked child that has not yet set its own: what was there before
+            old = previous.get(signum, signal.SIG_DFL)
+            if callable(old):
+                old(signum, frame)
+                return
+            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        kill_children()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum)
+
+    for name in ENDING_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is None or signal.getsignal(signum) is signal.SIG_IGN:
+            continue
+        previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old if old is not None else signal.SIG_DFL)
+
+
+def _kill_and_reap(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def in_background(work: Callable[[], T]) -> Callable[[], T]:
+    """``work`` run in a forked child while the caller goes on (the era scan); the returned
+    function waits for its result (or, where there is no fork or the child fails, runs ``work``
+    itself). The child dies with the run, however the run ends."""
+    if not hasattr(os, "fork") or sys.platform != "linux":
+        return work
+    parent = this_parent()
+    with signals_held():
+        try:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+        except OSError:
+            return work
+        if pid:
+            track(pid, lambda: _kill_and_reap(pid))
+    if pid == 0:  # the child: pure Python text scanning, then gone without running exit handlers
+        code = 1
+        gc.disable()  # the parent's garbage (a finished run's parser pool) is not this child's to finalise
+        try:
+            die_with_parent(parent)
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(work()))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    answer: list[T] = []
+
+    def result() -> T:
+        if not answer:
+            with os.fdopen(read_end, "rb") as handle:
+                data = handle.read()
+            _, status = os.waitpid(pid, 0)
+            untrack(pid)
+            answer.append(pickle.loads(data) if data and status == 0 else work())
+        return answer[0]
+
+    return result

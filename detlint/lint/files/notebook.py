@@ -188,22 +188,9 @@ class Notebook:
     def with_source(self, fixed: str) -> str:
         """The notebook's text with the source of each code cell ``fixed`` (the program text after
         fixes) changed, and nothing else: only those bytes of the JSON are replaced, in the
-        file's own layout; each kept line ends as it did, and a line a fix adds as the line before it."""
-        cells: dict[int, list[str]] = {}
-        current: Optional[int] = None
-        boundary = self._boundary_re
-        for line in fixed.split("\n"):
-            match = boundary.match(line)
-            if match:
-                current = int(match.group(1))
-                cells.setdefault(current, [])  # text before the first cell stays in it
-                continue
-            if current is None:  # text before the first cell: keep it in the first code cell
-                current = self.code_cells[0]
-                cells[current] = []
-            restored = self._restore(line)
-            if restored is not None:
-                cells[current].append(restored)
+        file's own layout; each kept line ends as it did, and a line a fix adds as the line before it.
+        A cell whose lines the fixes left as they were is not rewritten at all."""
+        cells, before = self._cell_lines(fixed), self._cell_lines(self.source)
         broken = {index for index, _, _ in self.cell_errors}
         try:
             spans = source_spans(self.raw)
@@ -211,16 +198,16 @@ class Notebook:
             raise NotebookError(str(exc)) from None
         replacements: dict[int, str] = {}
         for index in self.code_cells:
-            if index in broken:
-                continue  # never rewrite a cell detlint could not read
-            lines = cells.get(index, [])
-            while lines and lines[-1] == "":
-                lines.pop()
+            if index in broken or cells.get(index, []) == before.get(index, []):
+                continue  # never rewrite a cell detlint could not read, nor one no fix edited
+            lines = [kept for kept in map(self._restore, cells.get(index, [])) if kept is not None]
             if self.dedent.get(index):
                 pad = " " * self.dedent[index]
                 lines = [pad + line if line.strip() else line for line in lines]
             cell = self.data["cells"][index]
             original = cell_text(cell)
+            if lines and lines[-1] == "" and original.endswith(("\r", "\n")):
+                lines.pop()  # the empty line after the cell's last break; blank lines before it stay
             text = join_like(lines, original)  # each kept line ends as it did, added ones as the line before
             if text == original:
                 continue
@@ -228,6 +215,26 @@ class Notebook:
                 raise NotebookError(f"cell {index + 1} has no source to write the fix into")
             replacements[index] = source_json(self.raw, spans[index], cell["source"], text)
         return splice(self.raw, replacements, spans)
+
+    def _cell_lines(self, program: str) -> dict[int, list[str]]:
+        """Each code cell's lines in ``program`` (the joined program, before or after fixes), as
+        they were put there: text a fix put before the first cell goes into the first."""
+        cells: dict[int, list[str]] = {}
+        current: Optional[int] = None
+        lines = program.split("\n")
+        if program.endswith("\n"):
+            lines.pop()  # the break the joined program ends in belongs to no cell
+        for line in lines:
+            match = self._boundary_re.match(line)
+            if match:
+                current = int(match.group(1))
+                cells.setdefault(current, [])  # text before the first cell stays in it
+                continue
+            if current is None:  # text before the first cell: keep it in the first code cell
+                current = self.code_cells[0]
+                cells[current] = []
+            cells[current].append(line)
+        return cells
 
     def _restore(self, line: str) -> Optional[str]:
         """The original magic for a placeholder line; None when a fix removed what it stood for."""

@@ -345,10 +345,11 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
 
     def source_lines(path: str) -> list[str]:
         if path not in cache:
+            from detlint.lint.files.line_breaks import python_lines  # numbered as libcst numbers them
             from detlint.lint.files.sources import read_bytes  # never blocks on a FIFO named on the command line
 
             data, _ = read_bytes(Path(path))
-            cache[path] = (data or b"").decode("utf-8", errors="replace").splitlines()
+            cache[path] = python_lines((data or b"").decode("utf-8", errors="replace"))
         return cache[path]
 
     if args.statistics:  # the table only, as ruff prints it

@@ -25,6 +25,7 @@ from detlint.fix.fixes import FixError, apply_plan, is_applicable, plan_for
 from detlint.fix.inplace import names_outside, rewrite_in_place
 from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
+from detlint.lint.files.line_breaks import position, python_lines
 from detlint.lint.files.notebook import Notebook, NotebookError
 from detlint.lint.isolation import run_deep
 
@@ -280,8 +281,8 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
 
 
 def unified_diff(result: FileFix, display: str) -> str:
-    return "".join(difflib.unified_diff(result.original.splitlines(keepends=True),
-                                        result.fixed.splitlines(keepends=True),
+    return "".join(difflib.unified_diff(python_lines(result.original, keepends=True),
+                                        python_lines(result.fixed, keepends=True),
                                         fromfile=f"a/{display}", tofile=f"b/{display}"))
 
 
@@ -293,17 +294,13 @@ def edits_between(old: str, new: str) -> list[Edit]:
     """The smallest replacements that turn ``old`` into ``new``: changed line blocks, trimmed to
     the characters that differ and widened to whole words (``False`` -> ``True``, not
     ``Fals`` -> ``Tru``). An insertion is a zero-width edit."""
-    old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    old_lines, new_lines = python_lines(old, keepends=True), python_lines(new, keepends=True)
     starts = [0]
     for line in old_lines:
         starts.append(starts[-1] + len(line))
     new_starts = [0]
     for line in new_lines:
         new_starts.append(new_starts[-1] + len(line))
-
-    def position(offset: int) -> tuple[int, int]:
-        line = old.count("\n", 0, offset) + 1
-        return line, offset - (old.rfind("\n", 0, offset) + 1)
 
     edits = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -321,7 +318,7 @@ def edits_between(old: str, new: str) -> list[Edit]:
                 a, c = a - 1, c - 1
             while b < starts[i2] and d < new_starts[j2] and _word(old[b]) and old[b] == new[d]:
                 b, d = b + 1, d + 1
-        (line, col), (end_line, end_col) = position(a), position(b)
+        (line, col), (end_line, end_col) = position(old, a), position(old, b)
         edits.append(Edit(line, col, end_line, end_col, new[c:d]))
     return edits
 

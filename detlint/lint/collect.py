@@ -19,6 +19,7 @@ from detlint.lint.flow import ordering
 from detlint.lint import stand_ins
 from detlint.lint.flow import training_branches
 from detlint.lint.flow.branches import Branches
+from detlint.lint.files.line_breaks import python_lines
 from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
@@ -67,7 +68,7 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
     out: dict[int, Optional[frozenset[str]]] = {}
     if "noqa" not in source.lower():
         return out, False
-    for lineno, line in enumerate(source.splitlines(), start=1):
+    for lineno, line in enumerate(python_lines(source), start=1):  # as libcst numbers them
         if "#" not in line:
             continue
         match = NOQA_RE.search(line)
@@ -1005,7 +1006,7 @@ class Collector(cst.CSTVisitor):
         if name is None:
             return False
         start, end = self.pos(call)[0], (self.pos(self.top_function)[2] if self.top_function is not None else None)
-        lines = self.source.splitlines()[start:end]  # after the binding line, to the function's end
+        lines = python_lines(self.source)[start:end]  # after the binding line, to the function's end
         mentions = [m for line in lines for m in re.finditer(rf"\b{re.escape(name)}\b(\.\w+)?", line)]
         return bool(mentions) and all((m.group(1) or "")[1:] in attributes for m in mentions)
 

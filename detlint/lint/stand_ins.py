@@ -17,6 +17,8 @@ from typing import Optional
 
 import libcst as cst
 
+from detlint.lint.files.line_breaks import python_lines
+
 MAX_STAND_INS = 8  # each costs a full parse; a file needing more is reported as it is
 
 
@@ -34,7 +36,7 @@ def parse_module(source: str) -> cst.Module:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise first from None
     statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)]
-    lines = source.splitlines(keepends=True)
+    lines = python_lines(source, keepends=True)  # indexed by ast's line numbers
     error = first
     replaced: set[int] = set()
     for _ in range(MAX_STAND_INS):

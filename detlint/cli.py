@@ -341,16 +341,21 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     stream: TextIO = out
     if args.silent or args.output_file:
         stream = io.StringIO()  # silent: the report is dropped; an -o file is still written, whole, at the end
-    cache: dict[str, list[str]] = {}
+    texts: dict[str, str] = {}
+    cache: dict[tuple[str, Optional[int]], list[str]] = {}
 
-    def source_lines(path: str) -> list[str]:
-        if path not in cache:
+    def source_lines(path: str, cell: Optional[int] = None) -> list[str]:
+        if (path, cell) not in cache:
             from detlint.lint.files.line_breaks import python_lines  # numbered as libcst numbers them
+            from detlint.lint.files.notebook import cell_source
             from detlint.lint.files.sources import read_bytes  # never blocks on a FIFO named on the command line
 
-            data, _ = read_bytes(Path(path))
-            cache[path] = python_lines((data or b"").decode("utf-8", errors="replace"))
-        return cache[path]
+            if path not in texts:
+                data, _ = read_bytes(Path(path))
+                texts[path] = (data or b"").decode("utf-8", errors="replace")
+            text = texts[path] if cell is None else cell_source(texts[path], cell)  # a notebook's cell
+            cache[(path, cell)] = python_lines(text)
+        return cache[(path, cell)]
 
     if args.statistics:  # the table only, as ruff prints it
         write_statistics(diags, stream, settings.output_format, unsafe=args.unsafe_fixes)

@@ -7,7 +7,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Optional, TextIO
+from typing import Optional, Protocol, TextIO
 
 from detlint._version import __version__
 from detlint.settings.config import DEFAULT_SEVERITY
@@ -17,7 +17,12 @@ from detlint.lint.files.display import printable_name, uri_path
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBase
 
-SourceLines = Callable[[str], list[str]]
+
+class SourceLines(Protocol):
+    """The lines a finding's line numbers count: the file's, or for a notebook finding (called
+    with its cell number) that cell's own source, not the notebook's JSON."""
+
+    def __call__(self, path: str, cell: Optional[int] = None) -> list[str]: ...
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -99,7 +104,7 @@ def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, 
     colour = use_colour(out)
     for diag in diags:
         out.write(concise_line(diag, colour, unsafe_enabled) + "\n")
-        lines = source_lines(diag.path)
+        lines = source_lines(diag.path) if diag.cell is None else source_lines(diag.path, diag.cell)
         if 0 < diag.line <= len(lines):
             text = lines[diag.line - 1].rstrip("\r\n")
             gutter = len(str(diag.line))

@@ -298,3 +298,16 @@ def _is_text(source: Any) -> bool:
 def cell_text(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
+
+
+def cell_source(raw: str, number: int) -> str:
+    """The text of cell ``number`` (from 1, as findings name cells) in a notebook's JSON ``raw``,
+    as written (the lines a finding's cell line and columns count); "" where there is none."""
+    try:
+        cells = json.loads(raw[1:] if raw.startswith("\ufeff") else raw).get("cells")  # a BOM, as read_source allows
+    except (ValueError, RecursionError, AttributeError):
+        return ""
+    if not isinstance(cells, list) or not 1 <= number <= len(cells):
+        return ""
+    cell = cells[number - 1]
+    return cell_text(cell) if isinstance(cell, dict) and _is_text(cell.get("source", "")) else ""

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, Iterator, NamedTuple, Optional, TypeVar
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 WATCH_INTERVAL = 0.5  # seconds between a watching thread's looks at its parent
@@ -95,6 +95,20 @@ def die_with_parent(parent: Parent) -> None:
         threading.Thread(target=_watch, args=(parent.pid,), name="detlint-watch-parent", daemon=True).start()
     if os.getppid() != parent.pid:  # it ended before this child could ask to follow it
         os._exit(1)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> Optional[float]:
+    """The CPU time (user + system, all threads) process ``pid`` has used so far; None where
+    /proc cannot say (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()  # the name before it may hold spaces
+        return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime: fields 14 and 15
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 # children of this process that a signal ending the run must take along: pid -> how to kill it

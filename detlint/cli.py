@@ -102,7 +102,7 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-size", type=int, metavar="KB",
                    help="larger files get DET001 instead of a check (default 1024; 0: no limit)")
     p.add_argument("--file-timeout", type=float, metavar="SECONDS",
-                   help="a file whose parse takes longer gets DET001 (default 60; 0: no limit)")
+                   help="a file whose parse uses more CPU time gets DET001 (default 60; 0: no limit)")
     return p
 
 

@@ -233,3 +233,82 @@ def test_a_run_ended_by_a_signal_leaves_no_process_behind(tmp_path: Path, ending
         assert left_behind(proc.pid) == []
     finally:
         end_session(proc)
+
+
+# ---- item 18: the per-file time limit counts the worker's CPU time -----------------------------------
+
+# the real ParserPool with a work function of the test's own in place of the parse
+POOL = """
+import os, signal, sys, time
+from detlint.lint.ftypes import FileFacts
+from detlint.lint.isolation import ParserPool, Task
+
+def stops_itself(kb, task):  # descheduled mid-task, as on a loaded machine, until the test resumes it
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return FileFacts(path=task.path), None
+
+def spins(kb, task):  # really busy: parses nothing, ever
+    while True:
+        pass
+
+def stalls(kb, task):  # uses no CPU and never answers (stuck in I/O)
+    time.sleep(3600)
+
+pool = ParserPool(None, float(sys.argv[2]), work=globals()[sys.argv[1]])
+try:
+    (facts, _), = pool.run([Task("f.py")])
+finally:
+    pool.close()
+print("ERROR:", facts.error)
+"""
+
+
+@linux_only
+def test_a_worker_descheduled_for_longer_than_the_limit_is_not_too_slow(tmp_path: Path) -> None:
+    """The worker stops itself (SIGSTOP) in the middle of its file and the test resumes it
+    after three times the limit: wall-clock time passed, CPU time did not."""
+    limit = 1.0
+    proc = subprocess.Popen([sys.executable, "-c", POOL, "stops_itself", str(limit)], env=private_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for _ in range(HANG * 20):
+            stopped = [pid for pid in session_members(proc.pid) if _stat(pid)[:1] == ["T"]]
+            if stopped or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(stopped) == 1, proc.communicate()
+        time.sleep(3 * limit)
+        try:
+            os.kill(stopped[0], signal.SIGCONT)
+        except ProcessLookupError:  # killed as too slow meanwhile: the output says so
+            pass
+        out, err = proc.communicate(timeout=HANG)
+        assert out == "ERROR: None\n", out + err
+    finally:
+        end_session(proc)
+
+
+@linux_only
+def test_a_worker_that_spins_past_the_cpu_limit_is_too_slow(tmp_path: Path) -> None:
+    proc = bounded([sys.executable, "-c", POOL, "spins", "0.3"], tmp_path, private_env(tmp_path))
+    assert proc.stdout == "ERROR: too slow to check: gave up after 0.3 s of CPU time (the file-timeout setting)\n", \
+        proc.stderr
+
+
+@linux_only
+def test_a_worker_stalled_without_using_cpu_ends_at_the_wall_clock_backstop(tmp_path: Path) -> None:
+    from detlint.lint.isolation import BACKSTOP_FACTOR
+
+    proc = bounded([sys.executable, "-c", POOL, "stalls", "0.2"], tmp_path, private_env(tmp_path))
+    assert proc.stdout.startswith(f"ERROR: too slow to check: no answer after {BACKSTOP_FACTOR * 0.2:g} s"), \
+        proc.stdout + proc.stderr
+    assert "s of CPU time" in proc.stdout
+
+
+def test_a_file_whose_parse_spins_past_the_limit_is_too_slow_on_the_command_line(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a_slow.py": SLOW, "b.py": GOOD})
+    proc = detlint(root, tmp_path, ".", "--no-cache", "--tf-version", "2.21", "-j", "1", "--file-timeout", "0.5")
+    assert proc.returncode == 1, proc.stderr
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("a_slow.py:")]
+    assert "DET001" in line and "too slow to check: gave up after 0.5 s of CPU time" in line
+    assert "DET105" in proc.stdout

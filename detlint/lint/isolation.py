@@ -3,7 +3,10 @@
 libcst's native parser can crash the interpreter (a segfault on thousands of nested brackets)
 and takes minutes on some pathological input. Files are parsed in worker processes: a worker
 that dies costs its file a DET001 ("the parser crashed"), one that runs past the time limit is
-killed and its file gets "too slow to check"; the run goes on with a fresh worker.
+killed and its file gets "too slow to check"; the run goes on with a fresh worker. The limit is
+of the worker's CPU time, read from /proc (elsewhere, of wall-clock time): on a loaded machine a
+file's parse takes longer than alone, not more work. A worker that hardly runs (stalled in I/O,
+stopped) still ends, at BACKSTOP_FACTOR times the limit of wall-clock time.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from detlint.child_processes import Parent, die_with_parent, signals_held, this_parent, track, untrack
+from detlint.child_processes import Parent, cpu_seconds, die_with_parent, signals_held, this_parent, track, untrack
 from detlint.lint.ftypes import FileFacts
 
 T = TypeVar("T")
@@ -28,6 +31,8 @@ DEEP_STACK = 512 * 1024 * 1024  # virtual; only the pages a deep parse touches a
 DEEP_RECURSION = 50_000
 PYTHON_RECURSION = 1000  # the interpreter's default
 STARTUP_LIMIT = 120.0  # seconds a new worker may take to import libcst and say it is ready
+BACKSTOP_FACTOR = 10  # a task gets at most this many times the file-timeout of wall-clock time
+RECHECK = 0.05  # seconds: the least time before a worker's CPU time is read again (it counts in ticks)
 
 
 def run_deep(fn: Callable[..., T], *args: Any) -> T:
@@ -102,7 +107,10 @@ def work_here(kb: Any, tasks: list[Task]) -> list[tuple[FileFacts, Any]]:
     return [_work(kb, task) for task in tasks]
 
 
-def _serve(conn: Connection, kb: Any, parent: Parent) -> None:
+Work = Callable[[Any, Task], "tuple[FileFacts, Any]"]  # what a worker does with a task: _work, or a test's
+
+
+def _serve(conn: Connection, kb: Any, parent: Parent, work: Work) -> None:
     """A worker: say ready once libcst is imported (not part of the first file's time), then
     answer one task at a time until told to stop or the parent goes away (it dies with the run,
     however the run ends). All on one deep-stack thread: a thread per file would cost a malloc
@@ -112,25 +120,26 @@ def _serve(conn: Connection, kb: Any, parent: Parent) -> None:
         import libcst  # noqa: F401
 
         conn.send("ready")
-        run_deep(_answer, conn, kb)
+        run_deep(_answer, conn, kb, work)
     except (EOFError, OSError, KeyboardInterrupt):
         return
 
 
-def _answer(conn: Connection, kb: Any) -> None:
+def _answer(conn: Connection, kb: Any, work: Work) -> None:
     while True:
         task = conn.recv()
         if task is None:
             return
-        conn.send(_work(kb, task))
+        conn.send(work(kb, task))
 
 
 class _Worker:
-    def __init__(self, context: Any, kb: Any) -> None:
+    def __init__(self, context: Any, kb: Any, work: Work = _work) -> None:
         self.kb = kb
+        self.work = work
         self.owner = os.getpid()
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, kb, this_parent()), daemon=True,
+        self.process = context.Process(target=_serve, args=(child, kb, this_parent(), work), daemon=True,
                                        name="detlint-parser")
         with signals_held():
             self.process.start()
@@ -139,6 +148,8 @@ class _Worker:
         self.ready = False
         self.task: Optional[int] = None
         self.deadline = time.monotonic() + STARTUP_LIMIT
+        self.backstop = self.deadline
+        self.cpu_start: Optional[float] = None  # its CPU time when the task began
 
     def waited_for(self) -> bool:
         """Starting up or working on a task: its deadline counts."""
@@ -208,10 +219,11 @@ class ParserPool:
 
     workers_started = 0  # over the whole process: lets tests see whether a run parsed anything
 
-    def __init__(self, kb: Any, timeout: float) -> None:
+    def __init__(self, kb: Any, timeout: float, work: Work = _work) -> None:
         self.kb = kb
         self.timeout = timeout
-        self.workers: list[_Worker] = [w for w in _STARTED_EARLY if w.kb is kb]
+        self.work = work  # tests give a function of their own in place of the parse
+        self.workers: list[_Worker] = [w for w in _STARTED_EARLY if w.kb is kb and w.work is work]
         _STARTED_EARLY.clear()
         self.broken = False  # workers cannot start here: parse in this process instead
 
@@ -222,7 +234,7 @@ class ParserPool:
         while not self.broken and (queue or any(w.task is not None for w in self.workers)):
             while queue and len(self.workers) < wanted:
                 try:
-                    self.workers.append(_Worker(_context(), self.kb))
+                    self.workers.append(_Worker(_context(), self.kb, self.work))
                 except (AssertionError, OSError):  # e.g. inside a daemonic process, or out of processes
                     self.broken = not self.workers
                     break
@@ -234,7 +246,7 @@ class ParserPool:
                     except OSError:  # it died while idle: _check replaces it
                         continue
                     worker.task = queue.popleft()
-                    worker.deadline = time.monotonic() + self.timeout if self.timeout > 0 else float("inf")
+                    self._begin(worker)
             self._wait()
             for worker in list(self.workers):
                 self._check(worker, tasks, results)
@@ -261,7 +273,8 @@ class ParserPool:
                 results[worker.task] = message
                 worker.task = None
             return
-        if alive and not (worker.waited_for() and time.monotonic() >= worker.deadline):
+        slow = self._too_slow(worker) if alive else None
+        if alive and slow is None:
             return
         self.workers.remove(worker)
         reason = worker.death() if not alive else None
@@ -270,11 +283,34 @@ class ParserPool:
             self.broken = self.broken or not worker.ready
             return
         path = tasks[worker.task].path
-        if reason is None:
-            error = f"too slow to check: gave up after {self.timeout:g} s (the file-timeout setting)"
-        else:
-            error = f"the parser crashed on this file ({reason}); the other files were checked"
+        error = slow if alive and slow else f"the parser crashed on this file ({reason}); the other files were checked"
         results[worker.task] = (FileFacts(path=path, error=error), None)
+
+    def _begin(self, worker: _Worker) -> None:
+        """A task was sent: its time starts."""
+        now = time.monotonic()
+        worker.cpu_start = cpu_seconds(worker.process.pid)
+        worker.deadline = now + self.timeout if self.timeout > 0 else float("inf")
+        worker.backstop = now + BACKSTOP_FACTOR * self.timeout if self.timeout > 0 else float("inf")
+
+    def _too_slow(self, worker: _Worker) -> Optional[str]:
+        """Why a live worker is to be stopped (its task's error), or None. Past its deadline, a
+        task whose worker has used less CPU time than the limit gets a later one: the soonest
+        the rest could be used up, and never past the backstop."""
+        now = time.monotonic()
+        if not worker.waited_for() or now < worker.deadline:
+            return None
+        used = cpu_seconds(worker.process.pid) if worker.task is not None and worker.cpu_start is not None else None
+        if used is None:  # starting up, or no CPU clock here: wall-clock time
+            return f"too slow to check: gave up after {self.timeout:g} s (the file-timeout setting)"
+        used -= worker.cpu_start or 0.0
+        if used >= self.timeout:
+            return f"too slow to check: gave up after {self.timeout:g} s of CPU time (the file-timeout setting)"
+        if now >= worker.backstop:
+            return (f"too slow to check: no answer after {BACKSTOP_FACTOR * self.timeout:g} s, in which it used "
+                    f"{used:.1f} s of CPU time ({BACKSTOP_FACTOR} times the file-timeout setting)")
+        worker.deadline = min(now + max(self.timeout - used, RECHECK), worker.backstop)
+        return None
 
     def close(self) -> None:
         for worker in self.workers:

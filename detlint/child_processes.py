@@ -113,10 +113,27 @@ def cpu_seconds(pid: int) -> Optional[float]:
 
 # children of this process that a signal ending the run must take along: pid -> how to kill it
 _LIVE: dict[int, Callable[[], None]] = {}
+_ENDING: list[int] = []  # the signal that is ending the run, once one has come
+
+
+def _ending_exception(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
+def stop_if_ending() -> None:
+    """Raise again what a signal ending the run raised: raised inside a finaliser (a
+    ``__del__`` the garbage collector ran), it was swallowed there, and the run must not go on
+    (starting workers, waiting for the children the handler killed) as if nothing had come."""
+    if _ENDING:
+        raise _ending_exception(_ENDING[0])
 
 
 def track(pid: int, kill: Callable[[], None]) -> None:
-    """``kill`` stops child ``pid`` at once and waits for it (reaps it)."""
+    """``kill`` stops child ``pid`` at once and waits for it (reaps it). A child started while
+    the run is ending is stopped at once."""
+    if _ENDING:
+        kill()
+        stop_if_ending()
     _LIVE[pid] = kill
 
 
@@ -153,10 +170,9 @@ def ended_by_signals() -> Iterator[None]:
             signal.signal(signum, old if old is not None else signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        _ENDING[:] = _ENDING or [signum]
         kill_children()
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Terminated(signum)
+        stop_if_ending()
 
     for name in ENDING_SIGNALS:
         signum = getattr(signal, name, None)
@@ -165,9 +181,11 @@ def ended_by_signals() -> Iterator[None]:
         previous[signum] = signal.signal(signum, handler)
     try:
         yield
+        stop_if_ending()  # the run went on (its exception was swallowed): it still ends as signalled
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old if old is not None else signal.SIG_DFL)
+        _ENDING.clear()
 
 
 def _kill_and_reap(pid: int) -> None:
@@ -208,6 +226,7 @@ def in_background(work: Callable[[], T]) -> Callable[[], T]:
     answer: list[T] = []
 
     def result() -> T:
+        stop_if_ending()  # the handler killed and reaped the child
         if not answer:
             with os.fdopen(read_end, "rb") as handle:
                 data = handle.read()

@@ -235,6 +235,61 @@ def test_a_run_ended_by_a_signal_leaves_no_process_behind(tmp_path: Path, ending
         end_session(proc)
 
 
+# the signal comes while a finaliser runs: Python swallows what its handler raises there
+SWALLOWED = """
+import os, signal, sys
+from detlint.child_processes import Terminated, ended_by_signals
+class Finalised:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs here, inside the finaliser
+            pass
+try:
+    with ended_by_signals():
+        Finalised()
+        print("went on", flush=True)
+except Terminated as exc:
+    sys.exit(exc.exit_status)
+"""
+
+
+def test_a_signal_whose_exception_a_finaliser_swallowed_still_ends_the_run(tmp_path: Path) -> None:
+    proc = python(SWALLOWED, tmp_path, tmp_path)
+    assert "Exception ignored in" in proc.stderr  # the case at hand
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stdout + proc.stderr
+
+
+# started from a thread that ends at once: the kernel's parent-death signal would follow that
+# thread, so the child watches for its parent instead (as where prctl is not available)
+FROM_A_THREAD = """
+import threading, time
+from detlint.child_processes import in_background
+threading.Thread(target=lambda: in_background(lambda: time.sleep(3600))).start()
+time.sleep(3600)
+"""
+
+
+@linux_only
+def test_a_child_started_from_another_thread_outlives_that_thread_and_dies_with_the_process(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", FROM_A_THREAD], env=private_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        # settled: the child runs its watching thread beside its own
+        for _ in range(HANG * 20):
+            children = [pid for pid in session_members(proc.pid) if pid != proc.pid]
+            if children and len(list(Path(f"/proc/{children[0]}/task").glob("*"))) >= 2:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"no child with a watching thread: {session_members(proc.pid)}")
+        assert session_members(proc.pid) == sorted([proc.pid, *children])  # the starting thread is gone
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=HANG)
+        assert left_behind(proc.pid) == []
+    finally:
+        end_session(proc)
+
+
 # ---- item 18: the per-file time limit counts the worker's CPU time -----------------------------------
 
 # the real ParserPool with a work function of the test's own in place of the parse

@@ -23,7 +23,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from detlint.child_processes import Parent, cpu_seconds, die_with_parent, signals_held, this_parent, track, untrack
+from detlint.child_processes import (Parent, cpu_seconds, die_with_parent, signals_held, stop_if_ending, this_parent,
+                                     track, untrack)
 from detlint.lint.ftypes import FileFacts
 
 T = TypeVar("T")
@@ -232,6 +233,7 @@ class ParserPool:
         queue = deque(range(len(tasks)))
         wanted = max(1, min(jobs, len(tasks)))
         while not self.broken and (queue or any(w.task is not None for w in self.workers)):
+            stop_if_ending()  # its workers were killed by a signal's handler
             while queue and len(self.workers) < wanted:
                 try:
                     self.workers.append(_Worker(_context(), self.kb, self.work))

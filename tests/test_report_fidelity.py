@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Union
 
+import pytest
+
 SETS_HASH_SEED = 'os.environ["PYTHONHASHSEED"] = "0"'
 
 
@@ -49,3 +51,57 @@ def test_full_format_shows_a_line_of_a_cell_given_as_one_string(tmp_path: Path) 
     (tmp_path / "n.ipynb").write_text(notebook(("code", f"import os\r\n{SETS_HASH_SEED}")))
     out = detlint(tmp_path, "--no-cache", "--output-format", "full", "n.ipynb").stdout
     assert f"  |\n2 | {SETS_HASH_SEED}\n  | {'^' * len(SETS_HASH_SEED)}\n" in out, out
+
+
+# ---- a fix keeps every line it does not name --------------------------------------------------------
+
+@pytest.mark.parametrize(("before", "after"), [
+    # the comment above the removed last statement (the import it used goes too)
+    (f"import os\n# a comment\n{SETS_HASH_SEED}\n", "# a comment\n"),
+    (f"import os\n\n# one\n\n# two\n{SETS_HASH_SEED}\n", "\n# one\n\n# two\n"),
+    # above a removed statement in the middle
+    (f"import os\n# first\n{SETS_HASH_SEED}\n# second\nprint(os.sep)\n",
+     "import os\n# first\n# second\nprint(os.sep)\n"),
+    # a comment at the end of the file, after the removed statement
+    (f"import os\n{SETS_HASH_SEED}\n# the end\n", "# the end\n"),
+    (f"import os\n# above\n{SETS_HASH_SEED}\n# the end\n", "# above\n# the end\n"),
+    # the last statement of a block
+    (f"import os\nif __name__ == '__main__':\n    print(os.sep)\n    # why\n    {SETS_HASH_SEED}\n",
+     "import os\nif __name__ == '__main__':\n    print(os.sep)\n    # why\n"),
+    (f"import os\nif __name__ == '__main__':\n    # why\n    {SETS_HASH_SEED}\nprint(os.sep)\n",
+     "import os\nif __name__ == '__main__':\n    # why\n    pass\nprint(os.sep)\n"),
+], ids=["above-last", "blank-lines-above-last", "above-middle", "end-of-file", "above-and-end",
+        "block-last", "block-only"])
+def test_fix_keeps_the_comments_around_a_removed_statement(tmp_path: Path, before: str, after: str) -> None:
+    path = tmp_path / "f.py"
+    path.write_text(before)
+    diff = detlint(tmp_path, "--no-cache", "--diff", "--unsafe-fixes", "f.py")
+    assert diff.returncode == 1, diff.stderr
+    done = detlint(tmp_path, "--no-cache", "--fix", "--unsafe-fixes", "f.py")
+    assert "1 fixed" in done.stdout, done.stdout + done.stderr
+    assert path.read_text() == after
+    # the diff showed the same change: the statement (and the import it used) go, nothing else
+    changed = [line for line in diff.stdout.splitlines()[2:] if line[:1] in "+-"]
+    assert changed and all(line[1:].strip() in (SETS_HASH_SEED, "import os") for line in changed
+                           if line.startswith("-")), diff.stdout
+    assert all(line == "+    pass" for line in changed if line.startswith("+")), diff.stdout
+
+
+def test_fix_keeps_the_comment_above_an_import_it_made_unused(tmp_path: Path) -> None:
+    """The import a fix left unused is the file's last statement: the comment above it stays
+    (and so does the file's last line break)."""
+    path = tmp_path / "f.py"
+    path.write_text("import random\nrandom.seed(int(time.time()))\n# the clock\nimport time\n")
+    detlint(tmp_path, "--no-cache", "--fix", "--unsafe-fixes", "f.py")
+    assert path.read_text() == "import random\nrandom.seed(42)\n# the clock\n"
+
+
+def test_fix_keeps_the_comments_of_a_notebook_cell_whose_last_statement_goes(tmp_path: Path) -> None:
+    path = tmp_path / "n.ipynb"
+    path.write_text(notebook(("code", ["import os\n", "print(os.sep)\n"]),
+                             ("code", ["# why this is here\n", SETS_HASH_SEED + "\n", "# and after it\n"])))
+    done = detlint(tmp_path, "--no-cache", "--fix", "--unsafe-fixes", "n.ipynb")
+    assert "1 fixed" in done.stdout, done.stdout + done.stderr
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[0]["source"] == ["import os\n", "print(os.sep)\n"]
+    assert cells[1]["source"] == ["# why this is here\n", "# and after it\n"]

@@ -30,6 +30,12 @@ def merge_blank_lines(carry: list[cst.EmptyLine], own: list[cst.EmptyLine]) -> l
     return out
 
 
+def with_footer(carry: list[cst.EmptyLine], footer: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """The footer of a module or block whose last statements went: the comments above them (and
+    the blank lines, not piling up) stay, before the lines the footer had."""
+    return merge_blank_lines(carry, list(footer)) if carry else list(footer)
+
+
 _WORD = re.compile(r"[^\W\d]\w*")
 
 
@@ -126,7 +132,7 @@ def drop_repeated_fix_results(old: cst.Module, after: str) -> str:
             stmt = stmt.with_changes(leading_lines=merge_blank_lines(carry, list(stmt.leading_lines)))
             carry = []
         body.append(stmt)
-    return new.with_changes(body=body).code if changed else after
+    return new.with_changes(body=body, footer=with_footer(carry, new.footer)).code if changed else after
 
 
 def drop_imports_made_unused(old: cst.Module, after: str) -> str:
@@ -163,4 +169,4 @@ def drop_imports_made_unused(old: cst.Module, after: str) -> str:
             stmt = stmt.with_changes(leading_lines=merge_blank_lines(carry, list(stmt.leading_lines)))
             carry = []
         body.append(stmt)
-    return new.with_changes(body=body).code
+    return new.with_changes(body=body, footer=with_footer(carry, new.footer)).code

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from detlint.fix.cleanup import keep_final_cr, merge_blank_lines
+from detlint.fix.cleanup import keep_final_cr, merge_blank_lines, with_footer
 from detlint.fix.placement import Position, add_imports, alias_for, free_alias, insert_statements
 from detlint.lint.ftypes import Diagnostic, quiet_compile
 
@@ -110,8 +110,10 @@ class _Apply(cst.CSTTransformer):
     def _dropped(self, stmt: cst.CSTNode) -> bool:
         return self.drop.get(id(stmt)) is stmt
 
-    def _without_dropped(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        """Drop removed lines; their leading comments and blank lines move to the next statement."""
+    def _without_dropped(self, body: Sequence[cst.BaseStatement]
+                         ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        """Drop removed lines; their leading comments and blank lines move to the next statement.
+        Those of removed lines with no statement after them are returned, for the footer."""
         out: list[cst.BaseStatement] = []
         carry: list[cst.EmptyLine] = []
         for stmt in body:
@@ -122,12 +124,13 @@ class _Apply(cst.CSTTransformer):
                 stmt = stmt.with_changes(leading_lines=merge_blank_lines(carry, list(stmt.leading_lines)))
                 carry = []
             out.append(stmt)
-        return out
+        return out, carry
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if not self.drop:
             return updated
-        return updated.with_changes(body=self._without_dropped(updated.body))
+        body, carry = self._without_dropped(updated.body)
+        return updated.with_changes(body=body, footer=with_footer(carry, updated.footer))
 
     def _pos(self, node: cst.CSTNode) -> Position:
         start = self.get_metadata(PositionProvider, node).start
@@ -160,10 +163,10 @@ class _Apply(cst.CSTTransformer):
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         if not self.drop:
             return updated
-        body = self._without_dropped(updated.body)
-        if not body:  # removing the only statement of a block leaves `pass`
-            body = [cst.SimpleStatementLine(body=[cst.Pass()])]
-        return updated.with_changes(body=body)
+        body, carry = self._without_dropped(updated.body)
+        if not body:  # removing the only statement of a block leaves `pass`, under its comments
+            return updated.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carry)])
+        return updated.with_changes(body=body, footer=with_footer(carry, updated.footer))
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr) -> cst.Expr:
         pos = self._pos(original)

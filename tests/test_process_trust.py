@@ -360,6 +360,7 @@ def test_a_worker_stalled_without_using_cpu_ends_at_the_wall_clock_backstop(tmp_
     assert "s of CPU time" in proc.stdout
 
 
+@linux_only  # elsewhere the limit is of wall-clock time
 def test_a_file_whose_parse_spins_past_the_limit_is_too_slow_on_the_command_line(tmp_path: Path) -> None:
     root = project(tmp_path, {"a_slow.py": SLOW, "b.py": GOOD})
     proc = detlint(root, tmp_path, ".", "--no-cache", "--tf-version", "2.21", "-j", "1", "--file-timeout", "0.5")

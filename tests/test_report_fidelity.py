@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Optional, Union
 
 import pytest
+
+from conftest import ROOT
 
 SETS_HASH_SEED = 'os.environ["PYTHONHASHSEED"] = "0"'
 
@@ -105,3 +108,51 @@ def test_fix_keeps_the_comments_of_a_notebook_cell_whose_last_statement_goes(tmp
     cells = json.loads(path.read_text())["cells"]
     assert cells[0]["source"] == ["import os\n", "print(os.sep)\n"]
     assert cells[1]["source"] == ["# why this is here\n", "# and after it\n"]
+
+
+# ---- changed detlint code never reads old facts ------------------------------------------------------
+
+def _planted(cache: Path, error: str) -> int:
+    """Every facts entry of ``a.py`` in ``cache`` now says the file could not be read, for ``error``."""
+    entries = [p for p in cache.rglob("*.json")
+               if not p.name.endswith(".outline.json") and Path(json.loads(p.read_bytes())["path"]).name == "a.py"]
+    for entry in entries:
+        doc = json.loads(entry.read_bytes())
+        doc["error"], doc["error_line"], doc["error_col"] = error, 1, 0
+        entry.write_text(json.dumps(doc))
+    return len(entries)
+
+
+def _planted_rules(user_cache: Path, words: str) -> int:
+    """The knowledge base kept in the user's cache now says ``words`` in DET105's message."""
+    kept = list(user_cache.glob("detlint/kb-*.json"))
+    for path in kept:
+        path.write_text(path.read_text().replace("does not change this interpreter's", words))
+    return len(kept)
+
+
+def test_a_change_to_detlints_code_does_not_read_the_old_caches(tmp_path: Path) -> None:
+    """A copy of detlint (same version, same knowledge base) fills its caches; an entry planted in
+    each shows while the code is the same, and is never read once one of its modules changes."""
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "detlint", copy / "detlint", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "rules", copy / "rules")
+    project, cache, user_cache = tmp_path / "project", tmp_path / "cache", tmp_path / "xdg"
+    project.mkdir()
+    (project / "a.py").write_text("x = 1\n")
+    (project / "b.py").write_text(f"import os\n{SETS_HASH_SEED}\n")
+    env = {"PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(user_cache), "PYTHONDONTWRITEBYTECODE": "1"}
+    args = ("--cache-dir", str(cache), "--output-format", "concise", "a.py", "b.py")
+    where = subprocess.run([sys.executable, "-c", "import detlint; print(detlint.__file__)"], cwd=project,
+                           capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+    assert where.stdout.strip() == str(copy / "detlint" / "__init__.py")
+    assert "b.py:2:1: DET105 " in detlint(project, *args, env=env).stdout
+    assert _planted(cache, "PLANTED-FACT") == 1 and _planted_rules(user_cache, "PLANTED-RULE") == 1
+    shown = detlint(project, *args, env=env).stdout
+    # the entries are read
+    assert "a.py:1:1: DET001 file cannot be checked: PLANTED-FACT" in shown and "PLANTED-RULE" in shown, shown
+    with open(copy / "detlint" / "lint" / "output.py", "a", encoding="utf-8") as handle:
+        handle.write("# a change within one version\n")
+    after = detlint(project, *args, env=env)
+    assert "b.py:2:1: DET105 " in after.stdout, after.stdout + after.stderr
+    assert "PLANTED" not in after.stdout and "DET001" not in after.stdout, after.stdout

@@ -156,6 +156,7 @@ def test_cache_entries_round_trip_the_facts_of_every_fixture() -> None:
 
 def test_the_user_knowledge_base_cache_is_data_only(tmp_path: Path) -> None:
     from detlint import __version__
+    from detlint.code_digest import code_digest
 
     xdg = tmp_path / "xdg"
     marker = tmp_path / "code-ran"
@@ -164,14 +165,14 @@ def test_the_user_knowledge_base_cache_is_data_only(tmp_path: Path) -> None:
         digest.update(path.relative_to(kb_module.rules_dir()).as_posix().encode() + b"\0" + path.read_bytes())
     (xdg / "detlint").mkdir(parents=True)
     for suffix in (".pickle", ".json"):
-        (xdg / "detlint" / f"kb-{__version__}-{digest.hexdigest()[:24]}{suffix}").write_bytes(
+        (xdg / "detlint" / f"kb-{__version__}-{code_digest()}-{digest.hexdigest()[:24]}{suffix}").write_bytes(
             pickle.dumps(Planted(marker)))
     root = project(tmp_path, {"good.py": GOOD})
     probe = "import sys; from detlint.knowledge.kb import load; load(); print('YAML', 'yaml' in sys.modules)"
     first = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
                            env={**os.environ, "XDG_CACHE_HOME": str(xdg)}, timeout=120)
     assert not marker.exists() and "YAML True" in first.stdout, first.stderr
-    saved = xdg / "detlint" / f"kb-{__version__}-{digest.hexdigest()[:24]}.json"
+    saved = xdg / "detlint" / f"kb-{__version__}-{code_digest()}-{digest.hexdigest()[:24]}.json"
     assert isinstance(json.loads(saved.read_text()), dict)  # replaced by plain JSON
     second = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
                             env={**os.environ, "XDG_CACHE_HOME": str(xdg)}, timeout=120)

@@ -656,8 +656,9 @@ def _user_cache() -> Optional[Path]:
 @lru_cache(maxsize=4)
 def _load_cached(directory: str) -> KnowledgeBase:
     """Parse and validate the rules. Reading YAML is most of a one-file run's start-up, so the
-    documents an earlier run read are kept (per user, per content digest) as JSON: data only,
-    validated again like the YAML itself; an entry that does not load is rebuilt."""
+    documents an earlier run read are kept (per user, per content digest and per detlint code,
+    which reads them) as JSON: data only, validated again like the YAML itself; an entry that does
+    not load is rebuilt."""
     files = rule_files(Path(directory))
     if not files:
         raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
@@ -666,9 +667,10 @@ def _load_cached(directory: str) -> KnowledgeBase:
     for name, path in zip(names, files):
         digest.update(name.encode() + b"\0" + path.read_bytes())
     from detlint._version import __version__
+    from detlint.code_digest import code_digest
 
     cache_dir = _user_cache()
-    cached = cache_dir / f"kb-{__version__}-{digest.hexdigest()[:24]}.json" if cache_dir else None
+    cached = cache_dir / f"kb-{__version__}-{code_digest()}-{digest.hexdigest()[:24]}.json" if cache_dir else None
     documents = _read_cached_documents(cached, names, digest.hexdigest()) if cached is not None else None
     if documents is not None:
         try:

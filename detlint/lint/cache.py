@@ -1,9 +1,11 @@
 """The facts cache: one JSON ``FileFacts`` per file content, in ``.detlint_cache/``.
 
-Facts depend only on a file's bytes, its path, the knowledge base and detlint's version (the
+Facts depend only on a file's bytes, its path, the knowledge base and detlint's code (the
 target TensorFlow version and the configuration act later, when rules are evaluated), so those
-make the key. Entries are data only (see ``facts_json``): the folder sits in the project tree,
-where a cloned repository can put anything, so an entry that does not validate is a miss.
+make the key: the code by its version and a digest of the package's sources (``code_digest``), so
+that code changed within one version never reads what older code wrote. Entries are data only
+(see ``facts_json``): the folder sits in the project tree, where a cloned repository can put
+anything, so an entry that does not validate is a miss.
 
 The same repository may commit ``.detlint_cache`` as a symlink, set ``cache-dir`` to a folder
 elsewhere or plant links inside the cache: the project's folder is used only where it stays in the
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from detlint._version import __version__
+from detlint.code_digest import code_digest
 from detlint.lint.facts_json import dump_facts, load_facts
 from detlint.lint.ftypes import FileFacts
 from detlint.lint.programs.outline import Outline, outline_from_json, outline_to_json
@@ -69,7 +72,7 @@ def _unused(why: str) -> None:
 class FactsCache:
     def __init__(self, directory: Path, kb_digest: str) -> None:
         self.base = directory
-        self.directory = directory / f"facts-{__version__}-{kb_digest}"
+        self.directory = directory / f"facts-{__version__}-{kb_digest}-{code_digest()}"
         self.hits = 0
         self.misses = 0
 

@@ -48,6 +48,16 @@ def _per_file_ignores(values: Optional[list[str]]) -> Optional[dict[str, list[st
     return out
 
 
+def say(*parts: str) -> None:
+    """``detlint: PART: PART`` on stderr. The parts quote file names and errors, which may hold
+    any character but NUL: written out, a newline or an escape sequence adds no line of its own
+    and moves no cursor (as in the reports)."""
+    from detlint.lint.escapes import shown
+    from detlint.lint.files.display import printable_name
+
+    sys.stderr.write(": ".join(["detlint", *(shown(printable_name(part)) for part in parts)]) + "\n")
+
+
 def check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="detlint", description="Find what makes TensorFlow/Keras training non-reproducible.",
@@ -260,7 +270,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             result = fix_text(linter, virtual, source.text, args.unsafe_fixes, [])
             fixed_count = len(result.applied) if result.changed else 0
             if result.error:
-                sys.stderr.write(f"detlint: {name}: {result.error}\n")
+                say(name, result.error)
             if args.diff:
                 out.write(unified_diff(result, printable_name(name)))
                 sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
@@ -311,9 +321,9 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                 results = fix_files(sub, group, unsafe=args.unsafe_fixes, write=not args.diff)
                 for result in results:
                     if result.error:
-                        sys.stderr.write(f"detlint: {sub.display(result.path)}: {result.error}\n")
+                        say(sub.display(result.path), result.error)
                     for note in result.notes:
-                        sys.stderr.write(f"detlint: {sub.display(result.path)}: {note}\n")
+                        say(sub.display(result.path), note)
                     if result.changed:
                         changed += 1
                         fixed_count += len(result.applied)
@@ -421,7 +431,7 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> 
         with ended_by_signals():  # a signal that ends the run takes the parser workers along
             return run_check(argv, out)
     except (ConfigError, KnowledgeBaseError) as exc:
-        sys.stderr.write(f"detlint: error: {exc}\n")
+        say("error", str(exc))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -432,8 +442,8 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None) -> 
     except Exception as exc:  # never a traceback at a user
         if os.environ.get("DETLINT_DEBUG"):
             raise
-        sys.stderr.write(f"detlint: internal error: {type(exc).__name__}: {exc}\n"
-                         "please report it with the file that triggered it\n")
+        say("internal error", type(exc).__name__, str(exc))
+        sys.stderr.write("please report it with the file that triggered it\n")
         return 2
 
 

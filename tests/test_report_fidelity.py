@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +157,53 @@ def test_a_change_to_detlints_code_does_not_read_the_old_caches(tmp_path: Path) 
     after = detlint(project, *args, env=env)
     assert "b.py:2:1: DET105 " in after.stdout, after.stdout + after.stderr
     assert "PLANTED" not in after.stdout and "DET001" not in after.stdout, after.stdout
+
+
+# ---- stderr and --diff headers show a hostile file name escaped --------------------------------------
+
+HOSTILE = "a\n\x1b[2Jb.py"
+SHOWN = "a\\n\\x1b[2Jb.py"
+
+
+def test_notes_and_diff_headers_escape_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / HOSTILE
+    path.write_text('import os\nos.environ["TF_USE_CUDNN_AUTOTUNE"] = "0"\nprint(os.sep)\n')
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    try:
+        fixed = detlint(tmp_path, "--no-cache", "--fix", HOSTILE)
+        diff = detlint(tmp_path, "--no-cache", "--diff", HOSTILE)
+    finally:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert "\x1b" not in fixed.stderr and "\x1b" not in diff.stdout and "\x1b" not in diff.stderr
+    assert f"detlint: {SHOWN}: is read-only; not fixed" in fixed.stderr, fixed.stderr
+    assert fixed.stderr.count("\n") == len(fixed.stderr.splitlines())  # no line but its own
+    assert diff.stdout.startswith(f"--- a/{SHOWN}\n+++ b/{SHOWN}\n@@ "), diff.stdout
+
+
+def test_an_error_about_a_piped_file_name_is_escaped(tmp_path: Path) -> None:
+    """A syntax error read from stdin under --fix, named by --stdin-filename."""
+    done = subprocess.run([sys.executable, "-m", "detlint", "--isolated", "--no-cache", "--diff",
+                           "--stdin-filename", HOSTILE, "-"], input="x = (\n", cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=120)
+    assert "\x1b" not in done.stdout + done.stderr
+    assert f"detlint: {SHOWN}: not fixed: syntax error" in done.stderr, done.stderr
+
+
+def test_a_warning_quoting_the_project_folder_is_escaped(tmp_path: Path) -> None:
+    """The facts cache will not follow a symlink: the warning names the project's folder."""
+    project = tmp_path / "p\n\x1b[2Jq"
+    project.mkdir()
+    (project / "a.py").write_text("x = 1\n")
+    (tmp_path / "elsewhere").mkdir()
+    (project / ".detlint_cache").symlink_to(tmp_path / "elsewhere")
+    done = detlint(project, "a.py")
+    assert "\x1b" not in done.stderr and "p\\n\\x1b[2Jq/.detlint_cache is a symlink" in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_an_error_quoting_a_named_file_is_escaped(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    done = subprocess.run([sys.executable, "-m", "detlint", "--config", "c\n\x1b[2Jd.toml", "a.py"], cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "detlint: error: config file c\\n\\x1b[2Jd.toml does not exist\n", done.stderr

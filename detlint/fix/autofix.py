@@ -19,6 +19,7 @@ from typing import Optional
 
 from detlint.lint.collect import collect
 from detlint.lint.engine import Linter, read_source, real
+from detlint.lint.escapes import shown
 from detlint.fix.cleanup import tidy_after_fix
 from detlint.fix.placement import DEFAULT_ALIASES, Position, seed_call
 from detlint.fix.fixes import FixError, apply_plan, is_applicable, plan_for
@@ -281,9 +282,12 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
 
 
 def unified_diff(result: FileFix, display: str) -> str:
+    """The diff of a fix; the file's name in its headers is written out as the reports show it
+    (a newline in a name would start a header of its own)."""
+    name = shown(display)
     return "".join(difflib.unified_diff(python_lines(result.original, keepends=True),
                                         python_lines(result.fixed, keepends=True),
-                                        fromfile=f"a/{display}", tofile=f"b/{display}"))
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
 
 
 def _word(ch: str) -> bool:

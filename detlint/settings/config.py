@@ -16,6 +16,8 @@ from detlint.settings.pins import (home_folder, installed_tf_version, installed_
 from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
+from detlint.lint.escapes import shown
+from detlint.lint.files.display import printable_name
 from detlint.lint.files.sources import read_regular
 
 if TYPE_CHECKING:
@@ -46,10 +48,11 @@ _warned: set[str] = set()
 
 
 def warn(message: str) -> None:
-    """A problem that does not stop the run, said once on stderr."""
+    """A problem that does not stop the run, said once on stderr (the names it quotes written out
+    as the reports show them: no line or escape sequence of their own)."""
     if message not in _warned:
         _warned.add(message)
-        sys.stderr.write(f"detlint: warning: {message}\n")
+        sys.stderr.write(f"detlint: warning: {shown(printable_name(message))}\n")
 
 
 def check_seed(value: object) -> int:

@@ -28,6 +28,7 @@ from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.files.line_breaks import position, python_lines
 from detlint.lint.files.notebook import Notebook, NotebookError
+from detlint.lint.files.sources import read_regular
 from detlint.lint.isolation import run_deep
 
 MAX_PASSES = 6
@@ -272,7 +273,7 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
                 result = FileFix(path, source.text, source.text, [], f"not written ({exc})", result.notes)
         if result.changed and write and result.error is None:
             try:
-                write_preserving(path, result.fixed, path.read_bytes(), source.encoding,
+                write_preserving(path, result.fixed, read_regular(path), source.encoding,
                                  linter.settings.project_root)
             except (WriteRefused, OSError) as exc:  # one file's problem; the run goes on
                 reason = str(exc) if isinstance(exc, WriteRefused) else f"not written ({exc.strerror or exc})"

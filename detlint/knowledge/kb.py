@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, before_import
 from detlint.knowledge.versions import Version, VersionRange
+from detlint.lint.files.sources import read_regular
 
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
 MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
@@ -440,12 +441,21 @@ class _Reader:
         return value
 
 
-def _read_yaml(path: Path) -> Any:
+def _rule_file(path: Path) -> bytes:
+    """A rule file's bytes, through the check every reader of files shares: a FIFO among the
+    rules (a user's DETLINT_RULES_DIR) is an error, not a wait."""
+    try:
+        return read_regular(path)
+    except OSError as exc:
+        raise KnowledgeBaseError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def _read_yaml(path: Path, data: bytes) -> Any:
     import yaml  # imported here so that a fully cached run never loads PyYAML
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster start-up
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+        return yaml.load(data.decode("utf-8"), Loader=loader) or {}
     except yaml.YAMLError as exc:
         raise KnowledgeBaseError(f"{path.name}: not valid YAML: {exc}") from exc
 
@@ -663,9 +673,10 @@ def _load_cached(directory: str) -> KnowledgeBase:
     if not files:
         raise KnowledgeBaseError(f"no *.yaml rule files in {directory}")
     names = [_relative(Path(directory), path) for path in files]
+    contents = [_rule_file(path) for path in files]
     digest = hashlib.sha256()
-    for name, path in zip(names, files):
-        digest.update(name.encode() + b"\0" + path.read_bytes())
+    for name, data in zip(names, contents):
+        digest.update(name.encode() + b"\0" + data)
     from detlint._version import __version__
     from detlint.code_digest import code_digest
 
@@ -677,7 +688,7 @@ def _load_cached(directory: str) -> KnowledgeBase:
             return _parse(files, names, digest.hexdigest()[:16], documents)
         except Exception:  # a cached copy that does not validate (edited by hand?): read the YAML
             pass
-    documents = [_read_yaml(path) for path in files]
+    documents = [_read_yaml(path, data) for path, data in zip(files, contents)]
     kb = _parse(files, names, digest.hexdigest()[:16], documents)
     if cached is not None:
         _write_cached_documents(cached, names, digest.hexdigest(), documents)
@@ -734,5 +745,5 @@ def kb_digest(directory: Optional[Path] = None) -> str:
     directory = Path(directory or rules_dir())
     digest = hashlib.sha256()
     for path in rule_files(directory):
-        digest.update(_relative(directory, path).encode() + b"\0" + path.read_bytes())
+        digest.update(_relative(directory, path).encode() + b"\0" + _rule_file(path))
     return digest.hexdigest()[:16]

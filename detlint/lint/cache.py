@@ -20,13 +20,13 @@ import hashlib
 import json
 import os
 import secrets
-import stat
 from pathlib import Path
 from typing import Callable, Optional
 
 from detlint._version import __version__
 from detlint.code_digest import code_digest
 from detlint.lint.facts_json import dump_facts, load_facts
+from detlint.lint.files.sources import read_regular
 from detlint.lint.ftypes import FileFacts
 from detlint.lint.programs.outline import Outline, outline_from_json, outline_to_json
 from detlint.settings.config import warn
@@ -163,11 +163,7 @@ class FactsCache:
 def _read_entry(path: Path) -> bytes:
     """An entry's bytes: a regular file, not through a final symlink, opened without waiting (a
     FIFO planted in the cache gives no hang) and read up to ``MAX_ENTRY_BYTES``."""
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file")
-        data = handle.read(MAX_ENTRY_BYTES + 1)
+    data = read_regular(path, MAX_ENTRY_BYTES + 1, follow_symlinks=False)
     if len(data) > MAX_ENTRY_BYTES:
         raise ValueError("entry too large")
     return data

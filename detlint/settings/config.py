@@ -18,7 +18,7 @@ from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
 from detlint.lint.escapes import shown
 from detlint.lint.files.display import printable_name
-from detlint.lint.files.sources import read_regular
+from detlint.lint.files.sources import read_regular, what_it_is
 
 if TYPE_CHECKING:
     from detlint.knowledge.kb import Era
@@ -460,7 +460,13 @@ def load_settings(paths: list[Path], cli: Optional[dict[str, Any]] = None,
     if not isolated:
         pyproject = config_path or (root / "pyproject.toml")
         if config_path is not None and not config_path.is_file():
-            raise ConfigError(f"config file {config_path} does not exist")
+            try:  # from its metadata: a FIFO is never opened
+                what = f"is {what_it_is(config_path.stat().st_mode)}"
+            except FileNotFoundError:
+                what = "does not exist"
+            except OSError as exc:
+                what = f"cannot be read ({exc.strerror or exc})"
+            raise ConfigError(f"config file {config_path} {what}")
         if pyproject.is_file():
             data = _read_pyproject(pyproject, ours=config_path is not None)
             tool = data.get("tool", {})

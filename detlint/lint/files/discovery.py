@@ -7,9 +7,10 @@ import re
 import stat
 import subprocess
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
-from detlint.settings.config import ConfigError, Settings
+from detlint.lint.files.sources import what_it_is
+from detlint.settings.config import ConfigError, Settings, warn
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 DEFAULT_EXCLUDES = (".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__",
@@ -36,8 +37,55 @@ class Excludes:
                     or any(self._name.match(part) for part in Path(rel).parts[:-1]))
 
 
+def _not_for_git(path: Path) -> Optional[str]:
+    """What an ignore file git would read is, when it is there but not a regular file (git
+    would wait on a FIFO until the timeout); None otherwise. From its metadata: never opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # none there, or unreadable: git reads nothing from it either
+    return None if stat.S_ISREG(mode) else what_it_is(mode)
+
+
+def _safe_for_git(root: Path, files: list[Path]) -> list[Path]:
+    """The files git may be asked about: it reads .git/info/exclude and the .gitignore of every
+    folder from the root down to a file's. One of those that is not a regular file is skipped,
+    said once, and git is not asked about the files it would apply to."""
+    top = Path(os.path.realpath(root))
+    exclude = top / ".git" / "info" / "exclude"
+    problem = _not_for_git(exclude) if (top / ".git").is_dir() else None
+    if problem:
+        warn(f"{exclude}: {problem}; skipped, and with it git's ignore rules: ignored files are checked too")
+        return []
+    skipped: dict[Path, bool] = {}  # folder -> whether its own .gitignore is skipped
+    safe = []
+    for path in files:
+        folder = Path(os.path.realpath(path.parent))
+        try:
+            parts = folder.relative_to(top).parts
+        except ValueError:
+            safe.append(path)  # outside the repository: git says so without reading anything there
+            continue
+        here, blocked = top, False
+        for part in ("", *parts):
+            here = here / part if part else here
+            if here not in skipped:
+                problem = _not_for_git(here / ".gitignore")
+                if problem:
+                    warn(f"{here / '.gitignore'}: {problem}; skipped, and with it git's ignore rules for the "
+                         "files below it: ignored ones among them are checked too")
+                skipped[here] = bool(problem)
+            blocked = blocked or skipped[here]
+        if not blocked:
+            safe.append(path)
+    return safe
+
+
 def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
     if not files or not (root / ".git").exists():
+        return set()
+    files = _safe_for_git(root, files)
+    if not files:
         return set()
     try:
         proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],

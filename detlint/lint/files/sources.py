@@ -79,12 +79,14 @@ class NotRegularFile(OSError):
         self.mode = mode
 
 
-def open_regular(path: Path) -> tuple[int, os.stat_result]:
+def open_regular(path: Path, follow_symlinks: bool = True) -> tuple[int, os.stat_result]:
     """A descriptor of ``path`` opened for reading, and its metadata, when it is a regular file;
     OSError (``NotRegularFile`` for a FIFO and the like) otherwise. Every reader of project files
     goes through here: opening a FIFO for reading waits for a writer, so the file is opened
-    non-blocking and checked once open, and one swapped for a FIFO after a stat cannot block."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    non-blocking and checked once open, and one swapped for a FIFO after a stat cannot block.
+    Without ``follow_symlinks`` a final symlink is refused (ELOOP) where the platform can tell."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags if follow_symlinks else flags | getattr(os, "O_NOFOLLOW", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -107,10 +109,10 @@ def _read_fd(fd: int, limit: int = 0) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular(path: Path, limit: int = 0) -> bytes:
+def read_regular(path: Path, limit: int = 0, follow_symlinks: bool = True) -> bytes:
     """The bytes of a regular file, or its first ``limit`` bytes; OSError for anything else (a
     FIFO is refused without blocking, see ``open_regular``)."""
-    fd, _ = open_regular(path)
+    fd, _ = open_regular(path, follow_symlinks)
     try:
         return _read_fd(fd, limit)
     finally:

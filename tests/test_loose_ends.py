@@ -1,0 +1,161 @@
+"""Loose ends of issue 27's items 4, 6, 7 and 8: no reader left that can block on a FIFO (an ignore
+file handed to git, rules under DETLINT_RULES_DIR, --config, --fix's second read, cache entries),
+one way for detlint to end on a signal, `detlint diverge`'s program dying with detlint even when
+detlint is killed outright, and old caches that go once they are no longer used.
+
+Real FIFOs, real signals, real processes (each run that could hang in a session of its own, killed
+on a timeout) and real planted caches in tmp_path.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from conftest import ROOT
+from test_process_trust import bounded, detlint, private_env
+from test_safety_inputs import GOOD, project
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, symlinks and signals are POSIX")
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(os.sep)\n"  # DET105, fixed by removal
+
+
+@contextmanager
+def watched(fifo: Path) -> Iterator[list[bool]]:
+    """A writer waits on ``fifo``: the list yielded holds True once anything opened it to read
+    (git reading a .gitignore does; looking at its metadata does not). The writer is let go at
+    the end by a reader that never blocks."""
+    opened: list[bool] = []
+    letting_go = threading.Event()
+
+    def writer() -> None:
+        fd = os.open(fifo, os.O_WRONLY)  # returns once a reader has it open
+        if not letting_go.is_set():
+            opened.append(True)
+        os.close(fd)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        yield opened
+    finally:
+        letting_go.set()
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        thread.join()
+        os.close(reader)
+
+
+def git_project(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = project(tmp_path, files)
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    return root
+
+
+# ---- 1. readers that could still block on a FIFO --------------------------------------------------------
+
+@posix_only
+@needs_git
+@pytest.mark.parametrize("ignore_file", [".gitignore", ".git/info/exclude"])
+def test_a_fifo_ignore_file_is_skipped_and_never_opened(tmp_path: Path, ignore_file: str) -> None:
+    """git opens every ignore file on the way to a path it is asked about: a FIFO there held
+    check-ignore until detlint's 30 s timeout. Now the ignore file is skipped, said, and never opened."""
+    root = git_project(tmp_path, {"a.py": GOOD})
+    fifo = root / ignore_file
+    fifo.unlink(missing_ok=True)  # git init writes a regular one
+    os.mkfifo(fifo)
+    with watched(fifo) as opened:
+        proc = detlint(root, tmp_path, "--no-cache", "--tf-version", "2.21", ".")
+    assert proc.returncode == 1 and "DET105" in proc.stdout, proc.stdout + proc.stderr
+    assert f"{ignore_file}: not a regular file (a named pipe)" in proc.stderr
+    assert "skipped" in proc.stderr
+    assert opened == [], "the FIFO was opened: git (or detlint) waited on it"
+
+
+@posix_only
+@needs_git
+def test_a_fifo_gitignore_in_a_subfolder_leaves_the_rest_of_the_project_to_git(tmp_path: Path) -> None:
+    """Only the files below the FIFO lose their ignore rules; git still judges the others."""
+    root = git_project(tmp_path, {".gitignore": "ignored.py\n", "ignored.py": GOOD, "sub/b.py": GOOD})
+    fifo = root / "sub" / ".gitignore"
+    os.mkfifo(fifo)
+    with watched(fifo) as opened:
+        proc = detlint(root, tmp_path, "--no-cache", "--tf-version", "2.21", ".")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "b.py" in proc.stdout and "ignored.py" not in proc.stdout
+    assert "sub/.gitignore: not a regular file (a named pipe)" in proc.stderr
+    assert opened == []
+
+
+@posix_only
+def test_a_fifo_among_the_rules_under_detlint_rules_dir_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    os.mkfifo(rules / "extra.yaml")
+    root = project(tmp_path, {"a.py": GOOD})
+    env = {**private_env(tmp_path), "DETLINT_RULES_DIR": str(rules), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    proc = bounded([sys.executable, "-m", "detlint", "--no-cache", "--tf-version", "2.21", "a.py"], root, env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "extra.yaml" in proc.stderr and "not a regular file (a named pipe)" in proc.stderr
+
+
+@posix_only
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_config_that_is_not_a_regular_file_is_said_to_be_so(tmp_path: Path, kind: str) -> None:
+    root = project(tmp_path, {"a.py": GOOD})
+    config = root / "cfg.toml"
+    os.mkfifo(config) if kind == "fifo" else config.mkdir()
+    proc = detlint(root, tmp_path, "--no-cache", "--config", "cfg.toml", "a.py")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    what = "a named pipe" if kind == "fifo" else "a directory"
+    assert f"cfg.toml is not a regular file ({what})" in proc.stderr
+    assert "does not exist" not in proc.stderr
+
+
+# the file is swapped for a FIFO after it was read and fixed, before --fix reads it again to write it
+SWAPPED_FOR_A_FIFO = """
+import os, sys
+import detlint.fix.autofix as autofix
+fix_text = autofix.fix_text
+def swapping(linter, path, *args, **kwargs):
+    result = fix_text(linter, path, *args, **kwargs)
+    os.replace(path, str(path) + ".orig")
+    os.mkfifo(path)
+    return result
+autofix.fix_text = swapping
+from detlint.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@posix_only
+def test_fix_does_not_block_on_a_file_swapped_for_a_fifo(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": FIXABLE})
+    proc = bounded([sys.executable, "-c", SWAPPED_FOR_A_FIFO, "--no-cache", "--tf-version", "2.21", "--fix",
+                    "--unsafe-fixes", "a.py"], root, private_env(tmp_path))
+    assert "a.py: not written (not a regular file (a named pipe))" in proc.stderr, proc.stderr
+    assert (root / "a.py").is_fifo() and (root / "a.py.orig").read_text() == FIXABLE
+
+
+@posix_only
+def test_the_shared_check_can_refuse_a_final_symlink(tmp_path: Path) -> None:
+    """The facts cache reads its entries through the shared check, not its own copy of it."""
+    from detlint.lint.files.sources import NotRegularFile, open_regular, read_regular
+
+    (tmp_path / "entry.json").write_bytes(b"{}")
+    os.symlink("entry.json", tmp_path / "link.json")
+    os.mkfifo(tmp_path / "fifo.json")
+    assert read_regular(tmp_path / "entry.json", follow_symlinks=False) == b"{}"
+    assert read_regular(tmp_path / "link.json") == b"{}"  # followed unless asked not to
+    with pytest.raises(OSError) as refused:
+        open_regular(tmp_path / "link.json", follow_symlinks=False)
+    assert not isinstance(refused.value, NotRegularFile)  # ELOOP: the link itself is not opened
+    with pytest.raises(NotRegularFile):
+        read_regular(tmp_path / "fifo.json", follow_symlinks=False)

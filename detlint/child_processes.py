@@ -1,11 +1,13 @@
-"""Child processes that end with the run: the parser workers and the era-scan child.
+"""Child processes that end with the run (the parser workers, the era-scan child, the program
+``detlint diverge`` records), and the one way detlint ends on a signal.
 
 A child is told to die with the process that started it: on Linux with prctl(PR_SET_PDEATHSIG),
 so that even a SIGKILL of detlint leaves nothing behind; elsewhere (or when it was started from a
 thread that may end before the process does) a thread of the child watches for its parent to go.
 The main process of a command-line run also kills the children it knows of when SIGTERM, SIGINT
 or SIGHUP ends it, then ends with the conventional status: 128 + the signal's number (130 for
-SIGINT, 143 for SIGTERM).
+SIGINT, 143 for SIGTERM). A step that must run to its end once begun (starting a program so that
+it is known, stopping it, removing records) defers that ending until it is over (``deferring``).
 """
 from __future__ import annotations
 
@@ -48,17 +50,45 @@ class Terminated(BaseException):
         return 128 + self.signum
 
 
-def _parent_death_signal() -> bool:
-    """Ask Linux to SIGKILL this process when its parent ends; False where it cannot."""
+def _prctl() -> Optional[Callable[..., int]]:
+    """Linux's prctl, or None where there is none."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError, TypeError):
+        return None
+
+
+def _parent_death_signal() -> bool:
+    """Ask Linux to SIGKILL this process when its parent ends; False where it cannot."""
+    prctl = _prctl()
+    try:
+        return prctl is not None and int(prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, TypeError):
         return False
+
+
+def killed_with_this_process() -> Optional[Callable[[], None]]:
+    """For ``subprocess.Popen(preexec_fn=...)``: the started program is SIGKILLed when this
+    process ends, however it ends (Linux; None elsewhere). The parent-death signal follows the
+    starting thread, so call this from a thread that outlives the program (``detlint diverge``
+    waits for it in the thread that started it). It covers the program's own process only: what
+    that process starts is the program's to stop. prctl is looked up here, not in the new child,
+    where only the call is left to make."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def in_child() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # gone before the program could ask to follow it
+            os._exit(1)
+
+    return in_child
 
 
 def _watch(parent: int) -> None:
@@ -114,6 +144,7 @@ def cpu_seconds(pid: int) -> Optional[float]:
 # children of this process that a signal ending the run must take along: pid -> how to kill it
 _LIVE: dict[int, Callable[[], None]] = {}
 _ENDING: list[int] = []  # the signal that is ending the run, once one has come
+_DEFERRING = [0]  # how many steps that must run to their end are under way
 
 
 def _ending_exception(signum: int) -> BaseException:
@@ -126,6 +157,19 @@ def stop_if_ending() -> None:
     (starting workers, waiting for the children the handler killed) as if nothing had come."""
     if _ENDING:
         raise _ending_exception(_ENDING[0])
+
+
+@contextmanager
+def deferring() -> Iterator[None]:
+    """A step that must run to its end once begun: a signal ending the run that comes meanwhile
+    takes effect (raises) once the outermost such step is over, not inside it."""
+    _DEFERRING[0] += 1
+    try:
+        yield
+    finally:
+        _DEFERRING[0] -= 1
+        if not _DEFERRING[0]:
+            stop_if_ending()
 
 
 def track(pid: int, kill: Callable[[], None]) -> None:
@@ -152,9 +196,11 @@ def kill_children() -> None:
 
 @contextmanager
 def ended_by_signals() -> Iterator[None]:
-    """A command-line run: SIGTERM, SIGINT and SIGHUP kill the tracked children first, then
-    raise ``Terminated`` (``KeyboardInterrupt`` for SIGINT) in the main thread. A signal that
-    is ignored (``nohup``) stays ignored; outside the main thread nothing is installed."""
+    """A command-line run (``detlint``, ``detlint diverge``): SIGTERM, SIGINT and SIGHUP kill the
+    tracked children first, then raise ``Terminated`` (``KeyboardInterrupt`` for SIGINT) in the
+    main thread, at once or when the step under way is over (``deferring``); the first signal
+    decides the exit status. A signal that is ignored (``nohup``) stays ignored; outside the main
+    thread nothing is installed."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -172,7 +218,8 @@ def ended_by_signals() -> Iterator[None]:
             return
         _ENDING[:] = _ENDING or [signum]
         kill_children()
-        stop_if_ending()
+        if not _DEFERRING[0]:
+            stop_if_ending()
 
     for name in ENDING_SIGNALS:
         signum = getattr(signal, name, None)

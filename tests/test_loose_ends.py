@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -20,10 +22,12 @@ from typing import Iterator
 import pytest
 
 from conftest import ROOT
-from test_process_trust import bounded, detlint, private_env
+from test_diverge_trust import still_alive
+from test_process_trust import HANG, bounded, detlint, private_env
 from test_safety_inputs import GOOD, project
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs, symlinks and signals are POSIX")
+linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes through /proc")
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 FIXABLE = "import os\nos.environ['PYTHONHASHSEED'] = '0'\nprint(os.sep)\n"  # DET105, fixed by removal
 
@@ -159,3 +163,127 @@ def test_the_shared_check_can_refuse_a_final_symlink(tmp_path: Path) -> None:
     assert not isinstance(refused.value, NotRegularFile)  # ELOOP: the link itself is not opened
     with pytest.raises(NotRegularFile):
         read_regular(tmp_path / "fifo.json", follow_symlinks=False)
+
+
+# ---- 2. detlint diverge ends on a signal as the rest of detlint does ----------------------------------------
+
+FOREVER = "import time\nwhile True:\n    time.sleep(1)\n"
+
+
+def _children(parent: int, marker: str) -> list[int]:
+    """Live processes whose parent is ``parent`` and whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if fields[0] not in "ZX" and int(fields[1]) == parent and marker.encode() in command:
+            found.append(int(entry.name))
+    return found
+
+
+def start_diverge(tmp_path: Path, program: str = FOREVER, **popen: object) -> tuple[subprocess.Popen[str], int]:
+    """``detlint diverge -- python forever.py`` with TMPDIR in tmp_path, and the program's pid once
+    it runs."""
+    (tmp_path / "forever.py").write_text(program)
+    env = {**private_env(tmp_path), "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "detlint", "diverge", "--time-limit", "300", "--",
+                             sys.executable, str(tmp_path / "forever.py")], cwd=tmp_path, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **popen)  # type: ignore[call-overload]
+    for _ in range(HANG * 20):
+        found = _children(proc.pid, "forever.py")
+        if found:
+            return proc, found[0]
+        if proc.poll() is not None:
+            pytest.fail(f"detlint diverge ended before the program started: {proc.communicate()}")
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate()
+    pytest.fail(f"the program did not start in {HANG} s")
+
+
+def wait_for(marker: Path, proc: subprocess.Popen[str]) -> None:
+    """Until the program writes ``marker`` (bounded; detlint must still be running)."""
+    for _ in range(HANG * 20):
+        if marker.exists():
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    pytest.fail(f"no {marker.name} after {HANG} s")
+
+
+def _end(proc: subprocess.Popen[str], program: int) -> None:
+    for pid in (proc.pid, program):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.communicate()
+
+
+@linux_only
+def test_the_program_dies_when_detlint_diverge_is_killed_outright(tmp_path: Path) -> None:
+    proc, program = start_diverge(tmp_path)
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=HANG)
+        assert still_alive([program]) == [], "the program outlived detlint"
+    finally:
+        _end(proc, program)
+
+
+@linux_only
+def test_diverge_started_under_nohup_is_not_ended_by_a_hangup(tmp_path: Path) -> None:
+    """SIGHUP ignored by whoever started detlint stays ignored, as in the rest of detlint: of a
+    SIGHUP then a SIGTERM, only the SIGTERM ends it (diverge's own handler took SIGHUP first)."""
+    proc, program = start_diverge(tmp_path, preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        os.kill(proc.pid, signal.SIGHUP)
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert "interrupted (SIGTERM)" in err
+        assert still_alive([program]) == []
+        assert list((tmp_path / "tmpdir").glob("detlint-diverge-*")) == []
+    finally:
+        _end(proc, program)
+
+
+# takes SIGTERM as a request it notes (a marker file) and goes on: detlint is then in its 5 s wait
+# before SIGKILL, the clean-up a second signal must not cut short
+NOTES_SIGTERM = """\
+import signal, time
+signal.signal(signal.SIGTERM, lambda *_: open("got-sigterm", "w").close())
+open("ready", "w").close()
+while True:
+    time.sleep(1)
+"""
+
+
+@linux_only
+def test_a_second_signal_while_diverge_stops_the_program_waits_for_the_clean_up(tmp_path: Path) -> None:
+    """The first signal decides the exit status; a SIGINT during the stop is deferred, not raised
+    inside it: the program is still killed and the records removed."""
+    proc, program = start_diverge(tmp_path, NOTES_SIGTERM)
+    try:
+        wait_for(tmp_path / "ready", proc)
+        os.kill(proc.pid, signal.SIGTERM)
+        wait_for(tmp_path / "got-sigterm", proc)  # detlint now waits 5 s before its SIGKILL
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert (tmp_path / "got-sigterm").exists()
+        assert still_alive([program]) == []
+        assert list((tmp_path / "tmpdir").glob("detlint-diverge-*")) == []
+    finally:
+        _end(proc, program)
+
+
+def test_diverge_ends_through_the_one_signal_mechanism() -> None:
+    """One way to end on a signal: diverge has no handler or exception of its own."""
+    import detlint.divergence.runs as runs
+
+    assert not hasattr(runs, "Interrupted") and not hasattr(runs, "stopping_on_signals")

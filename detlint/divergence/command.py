@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from detlint.child_processes import Terminated
 from detlint.divergence import limits
 from detlint.divergence.finder import diverge_command
-from detlint.divergence.runs import Interrupted
 from detlint.settings.config import seed_arg
 
 EXIT_CODES = {"same": 0, "differ": 1, "incomplete": 2}
@@ -90,8 +90,8 @@ def main(argv: Sequence[str]) -> int:
     try:
         report = diverge_command(command, runs=args.runs, seed=args.seed, apply=args.apply, max_steps=args.max_steps,
                                  time_limit=args.time_limit, max_dump_mb=args.max_dump_mb, verbose=args.verbose)
-    except (KeyboardInterrupt, Interrupted) as exc:
-        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+    except (KeyboardInterrupt, Terminated) as exc:
+        signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
         sys.stderr.write(f"detlint diverge: interrupted ({signal.Signals(signum).name}): the program was stopped "
                          f"and the records removed\n")
         return 128 + signum

@@ -26,7 +26,8 @@ from detlint.knowledge.frameworks import framework as framework_of
 from detlint.settings.config import check_seed
 from detlint.divergence.recorder import (ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS,
                                         dump_size_mb, library_roots)
-from detlint.divergence.runs import RunResult, run_program, stopping_on_signals
+from detlint.child_processes import ended_by_signals
+from detlint.divergence.runs import RunResult, records_folder, run_program
 from detlint.runtime.shim import target_versions, tf_version
 
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
@@ -687,14 +688,14 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
                     max_dump_mb: float = 512.0, verbose: bool = False) -> DivergeReport:
     """Run ``cmd`` (``python train.py ...``) ``runs`` times and compare what its ops computed.
     TensorFlow's log lines are kept quiet (in the runs and here) unless ``verbose``. SIGTERM and
-    SIGHUP raise ``runs.Interrupted`` (SIGINT KeyboardInterrupt) once the run in progress is
-    stopped and the records are removed."""
+    SIGHUP raise ``child_processes.Terminated`` (SIGINT KeyboardInterrupt) once the run in progress
+    is stopped and the records are removed."""
     limits.check(runs=runs, max_steps=max_steps, time_limit=time_limit, max_dump_mb=max_dump_mb)
     if seed is not None:
         check_seed(seed)
     report = DivergeReport(command=" ".join(cmd), runs=runs)
     # the records are removed however this ends: a failure, a limit, an interrupt
-    with stopping_on_signals(), tempfile.TemporaryDirectory(prefix="detlint-diverge-") as tmp:
+    with ended_by_signals(), records_folder() as tmp:
         dumps = []
         for i in range(runs):
             dump = os.path.join(tmp, f"run{i + 1}")

@@ -1,24 +1,27 @@
 """One run of the program ``detlint diverge`` records: started in a session of its own, so that it
 and every process it starts can be stopped together; stopped at the time limit (a little past
 it, so that a program that stops itself at a training step can finish its record), at the disk
-limit, and when detlint is interrupted (SIGINT, SIGTERM, SIGHUP); what went wrong is kept as one
-line for the report."""
+limit, and when detlint is interrupted (SIGINT, SIGTERM, SIGHUP: ``child_processes``'s
+``ended_by_signals`` raises, and the program is stopped on the way out). The program's own
+process is also SIGKILLed by Linux if detlint dies without a chance to stop it (kill -9); what
+that process started is then the program's to stop. What went wrong is kept as one line for the
+report."""
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Iterator, Optional, Sequence
 
+from detlint.child_processes import deferring, killed_with_this_process
 from detlint.divergence.recorder import NOTES, PROGRESS, dump_size_mb
 
 POLL_S = 0.2
@@ -30,16 +33,6 @@ ERROR_CHARS = 300
 # "I0000 00:00:1795626392.039127   29982 port.cc:153] oneDNN custom operations are on..."
 NATIVE_LOG = re.compile(r"^[IW]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ \S+:\d+\]|^WARNING: All log messages before absl::"
                         r"|^To enable the following instructions: ")
-STOP_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
-
-
-class Interrupted(BaseException):
-    """detlint diverge was asked to stop (SIGTERM, SIGHUP). A BaseException, as KeyboardInterrupt
-    is for SIGINT: it unwinds past everything, stopping the run and removing the records."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 @dataclass
@@ -65,70 +58,6 @@ def _ending(code: int) -> str:
         return f"was ended by {signal.Signals(-code).name}"
     except ValueError:
         return f"was ended by signal {-code}"
-
-
-# ---- signals: stop the run, then leave -------------------------------------------------------------
-class _Signals:
-    """While a program is being stopped (``shielded``) a signal waits; the first signal raises
-    (KeyboardInterrupt, Interrupted) and later ones are ignored, so the clean-up runs to its end."""
-
-    def __init__(self) -> None:
-        self.shield = 0
-        self.pending: Optional[int] = None
-        self.raised = False
-
-    def handle(self, signum: int, frame: Optional[FrameType]) -> None:
-        if self.raised:
-            return
-        if self.shield:
-            self.pending = signum
-            return
-        self.raise_for(signum)
-
-    def raise_for(self, signum: int) -> None:
-        self.raised = True
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Interrupted(signum)
-
-
-_active: Optional[_Signals] = None
-
-
-@contextmanager
-def stopping_on_signals() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP end ``detlint diverge`` the way Ctrl-C ends a Python program:
-    by an exception in the main thread, on whose way out the run is stopped and the records are
-    removed. The previous handlers come back afterwards. Outside the main thread (where Python
-    cannot set handlers) nothing changes."""
-    global _active
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    signals, outer = _Signals(), _active
-    previous = {s: signal.signal(s, signals.handle) for s in STOP_SIGNALS}
-    _active = signals
-    try:
-        yield
-    finally:
-        _active = outer
-        for s, handler in previous.items():
-            signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: one set outside Python
-
-
-@contextmanager
-def _shielded() -> Iterator[None]:
-    signals = _active
-    if signals is None:
-        yield
-        return
-    signals.shield += 1
-    try:
-        yield
-    finally:
-        signals.shield -= 1
-        if not signals.shield and signals.pending is not None and not signals.raised:
-            signals.raise_for(signals.pending)
 
 
 # ---- the program's process group ---------------------------------------------------------------------
@@ -160,7 +89,7 @@ def _signal_group(proc: "subprocess.Popen[bytes]", signum: int) -> None:
 def stop(proc: "subprocess.Popen[bytes]") -> None:
     """End the program and every process of its group: SIGTERM, then SIGKILL to what is left
     after ``TERM_WAIT_S`` (at once when the program has ended by itself: its leftovers)."""
-    with _shielded():
+    with deferring():
         if not _ended(proc):
             _signal_group(proc, signal.SIGTERM)
             give_up = time.monotonic() + TERM_WAIT_S
@@ -168,6 +97,21 @@ def stop(proc: "subprocess.Popen[bytes]") -> None:
                 time.sleep(0.05)
         _signal_group(proc, signal.SIGKILL)
         proc.wait()
+
+
+@contextmanager
+def records_folder() -> Iterator[str]:
+    """A temporary folder for the runs' records, removed however the runs end; once begun, its
+    removal runs to its end even when a signal comes meanwhile (``deferring``)."""
+    folder = ""
+    try:
+        with deferring():
+            folder = tempfile.mkdtemp(prefix="detlint-diverge-")
+        yield folder
+    finally:
+        if folder:
+            with deferring():
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 # ---- one run -----------------------------------------------------------------------------------------
@@ -231,10 +175,11 @@ def run_program(cmd: Sequence[str], env: dict[str, str], dump: str, seconds: Opt
         stopped = ""
         shown_progress = False
         try:
-            with _shielded():  # a signal waits until the program is known, so that it can be stopped
+            with deferring():  # a signal waits until the program is known, so that it can be stopped
                 try:
                     proc = subprocess.Popen(list(cmd), env=env, stdout=out, stderr=errors,
-                                            start_new_session=os.name == "posix")
+                                            start_new_session=os.name == "posix",
+                                            preexec_fn=killed_with_this_process())
                 except OSError as exc:  # no such program, not executable: as a shell says it
                     return RunResult(127, error=f"cannot run {cmd[0]!r}: {exc.strerror or exc}")
             start = time.monotonic()

@@ -287,3 +287,69 @@ def test_diverge_ends_through_the_one_signal_mechanism() -> None:
     import detlint.divergence.runs as runs
 
     assert not hasattr(runs, "Interrupted") and not hasattr(runs, "stopping_on_signals")
+
+
+# ---- 3. old caches go -----------------------------------------------------------------------------------------
+
+HOURS_AGO = time.time() - 3 * 3600
+
+
+def plant(path: Path, folder: bool, recent: bool = False) -> Path:
+    if folder:
+        (path / "ab").mkdir(parents=True)
+        (path / "ab" / "entry.json").write_text("{}")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    if not recent:
+        os.utime(path, (HOURS_AGO, HOURS_AGO))
+    return path
+
+
+def outside_target(tmp_path: Path, link: Path, folder: bool) -> Path:
+    """``link``, named like an old entry, points outside the cache at something that must stay."""
+    target = tmp_path / "outside" / link.name
+    plant(target, folder)
+    os.symlink(target, link)
+    os.utime(link, (HOURS_AGO, HOURS_AGO), follow_symlinks=False)
+    return target
+
+
+@posix_only
+def test_old_facts_cache_folders_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": GOOD})
+    cache = root / ".detlint_cache"
+    old = [plant(cache / f"facts-0.0.9-{'1' * 16}-{'2' * 16}", True),
+           plant(cache / f"facts-0.0.8-{'3' * 16}", True),  # before the code digest was in the name
+           plant(cache / f".facts-0.0.7-{'4' * 16}-{'5' * 16}.removing-{'6' * 16}", True)]  # an interrupted removal
+    kept = [plant(cache / f"facts-0.0.9-{'7' * 16}-{'8' * 16}", True, recent=True),  # another detlint's, in use
+            plant(cache / "notes", True), plant(cache / "facts-by-hand", True)]
+    link = cache / f"facts-0.0.6-{'9' * 16}-{'a' * 16}"
+    target = outside_target(tmp_path, link, True)
+    proc = detlint(root, tmp_path, "--tf-version", "2.21", "a.py")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [p.name for p in old if os.path.lexists(p)] == []
+    assert all(p.is_dir() for p in kept)
+    assert link.is_symlink() and (target / "ab" / "entry.json").read_text() == "{}"
+    current = [p.name for p in cache.glob("facts-0.1*")]
+    assert len(current) == 1 and (cache / current[0]).is_dir()
+
+
+@posix_only
+def test_old_knowledge_base_caches_are_removed_and_nothing_else(tmp_path: Path) -> None:
+    root = project(tmp_path, {"a.py": GOOD})
+    cache = tmp_path / "xdg" / "detlint"
+    old = [plant(cache / f"kb-0.0.9-{'1' * 16}-{'2' * 24}.json", False),
+           plant(cache / f"kb-0.0.8-{'3' * 24}.json", False), plant(cache / f"kb-0.0.8-{'4' * 24}.pickle", False),
+           plant(cache / ".kb-x1y2z3_9", False)]  # a write that never finished
+    kept = [plant(cache / f"kb-0.0.9-{'5' * 16}-{'6' * 24}.json", False, recent=True),  # in use beside us
+            plant(cache / "notes.json", False), plant(cache / "kb-by-hand.json", False)]
+    link = cache / f"kb-0.0.7-{'7' * 16}-{'8' * 24}.json"
+    target = outside_target(tmp_path, link, False)
+    env = {**private_env(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    proc = bounded([sys.executable, "-m", "detlint", "--no-cache", "--tf-version", "2.21", "a.py"], root, env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [p.name for p in old if os.path.lexists(p)] == []
+    assert all(p.is_file() for p in kept)
+    assert link.is_symlink() and target.read_text() == "{}"
+    assert len(list(cache.glob("kb-0.1*.json"))) == 1

@@ -682,6 +682,10 @@ def _load_cached(directory: str) -> KnowledgeBase:
 
     cache_dir = _user_cache()
     cached = cache_dir / f"kb-{__version__}-{code_digest()}-{digest.hexdigest()[:24]}.json" if cache_dir else None
+    if cached is not None:  # older versions' and knowledge bases' copies go once unused for an hour
+        from detlint.stale_caches import KB_FILES, keep_only_used
+
+        keep_only_used(cached, KB_FILES)
     documents = _read_cached_documents(cached, names, digest.hexdigest()) if cached is not None else None
     if documents is not None:
         try:

@@ -3,7 +3,8 @@
 Facts depend only on a file's bytes, its path, the knowledge base and detlint's code (the
 target TensorFlow version and the configuration act later, when rules are evaluated), so those
 make the key: the code by its version and a digest of the package's sources (``code_digest``), so
-that code changed within one version never reads what older code wrote. Entries are data only
+that code changed within one version never reads what older code wrote; the folders older code
+wrote go once no run has used them for an hour (``stale_caches``). Entries are data only
 (see ``facts_json``): the folder sits in the project tree, where a cloned repository can put
 anything, so an entry that does not validate is a miss.
 
@@ -30,6 +31,7 @@ from detlint.lint.files.sources import read_regular
 from detlint.lint.ftypes import FileFacts
 from detlint.lint.programs.outline import Outline, outline_from_json, outline_to_json
 from detlint.settings.config import warn
+from detlint.stale_caches import FACTS_FOLDERS, keep_only_used
 
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory holds detlint's cache.\n"
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # far above any real entry; a planted huge file is a miss
@@ -75,6 +77,7 @@ class FactsCache:
         self.directory = directory / f"facts-{__version__}-{kb_digest}-{code_digest()}"
         self.hits = 0
         self.misses = 0
+        self._tidied = False
 
     def key(self, path: Path, data: bytes, links: Optional[dict[str, str]] = None) -> str:
         """``links``: what the file's names from project modules are, for facts that depend on
@@ -85,6 +88,9 @@ class FactsCache:
         return digest.hexdigest()
 
     def _file(self, key: str) -> Path:
+        if not self._tidied:  # the run's first use: older code's and knowledge bases' folders go
+            self._tidied = True
+            keep_only_used(self.directory, FACTS_FOLDERS)
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str, valid: Optional[Callable[[FileFacts], bool]] = None) -> Optional[FileFacts]:

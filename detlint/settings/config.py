@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from detlint.child_processes import in_background
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
-from detlint.settings.pins import (home_folder, installed_tf_version, installed_version, pinned_framework_version,
+from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
                                    pinned_keras_major, version_root)
 from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
 from detlint.lint.escapes import shown
 from detlint.lint.files.display import printable_name
+from detlint.lint.files.named_paths import below_named_links, home_folder
 from detlint.lint.files.sources import read_regular, what_it_is
 
 if TYPE_CHECKING:
@@ -262,20 +263,21 @@ def not_training(rel_path: str, patterns: Iterable[str]) -> bool:
 
 
 def find_project_root(start: Path) -> Path:
-    """The folder holding ``start``'s pyproject.toml or repository. A symlink named as ``start``
-    is looked up from where it lies, not where it points: ``proj/lnk.py -> ../outside/victim.py``
-    belongs to ``proj``, whose --fix does not write outside it."""
-    start = home_folder(start)
+    """The folder holding ``start``'s pyproject.toml or repository, found from the path as named
+    (links not followed, then resolved): ``proj/lnk.py -> ../outside/victim.py`` and
+    ``proj/sub/victim.py`` through ``proj/sub -> ../outside`` belong to ``proj``, whose --fix and
+    cache do not write outside it."""
+    named, start = start, home_folder(start)
     for directory in (start, *start.parents):
         if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
-            return directory
+            return directory.resolve()
     # no pyproject.toml and no repository (an unpacked archive): a package's setup.py or
     # setup.cfg marks the root, so `detlint examples/nb.ipynb` still sees the project's own
     # package next to examples/ (never the working folder: the answer must not depend on it)
     for directory in (start, *start.parents):
         if (directory / "setup.py").is_file() or (directory / "setup.cfg").is_file():
-            return directory
-    return start
+            return directory.resolve()
+    return below_named_links(start, named).resolve()
 
 
 def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], background: bool = False) -> None:

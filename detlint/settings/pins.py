@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 from detlint.knowledge.frameworks import framework
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, VersionRange, known_versions, lowest_allowed, newest_known
+from detlint.lint.files.named_paths import home_folder
 from detlint.lint.files.sources import read_regular
 
 TF_DISTRIBUTIONS = framework("tensorflow").distributions
@@ -45,23 +46,18 @@ def has_dependency_file(folder: Path) -> bool:
     return any((folder / name).is_file() for name in DEPENDENCY_FILES) or any(folder.glob("requirements*.txt"))
 
 
-def home_folder(start: Path) -> Path:
-    """The folder a path named on the command line is looked up from: a folder (or a link to one)
-    itself; a file, or a link to one, the folder it lies in, not the one a link points into."""
-    start = start.absolute()
-    return start.resolve() if start.is_dir() else start.parent.resolve()
-
-
 def version_root(start: Path, project_root: Path) -> Path:
     """The folder whose dependency files say which versions ``start`` runs on: the nearest one at
-    or above it, up to the project root, that has any."""
-    folder = home_folder(start)
+    or above it, up to the project root, that has any. A folder on the way that is a link out of
+    the project (``sub -> ../outside``) is passed over: its pins are not the project's."""
     root = project_root.resolve()
+    folder = home_folder(start)
     for candidate in (folder, *folder.parents):
-        if candidate == root or root not in candidate.parents:
+        real = candidate.resolve()
+        if real == root:
             return root
-        if has_dependency_file(candidate):
-            return candidate
+        if root in real.parents and has_dependency_file(real):
+            return real
     return root
 
 

@@ -246,12 +246,14 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         return 0
     linter = Linter(settings, kb)
     fixed_count = 0
-    # a report named inside the working folder's project or the checked one stays inside it
-    report_projects = (settings.project_root, find_project_root(Path.cwd()))
+    # a report named inside the working folder's project or any checked one stays inside it
+    report_projects = [settings.project_root, find_project_root(Path.cwd()),
+                       *(find_project_root(p) for p in anchor if p.exists())]
+    report = None
     if stdin_mode:
         name = args.stdin_filename or "-"
-        check_output_file(args.output_file, [Path(args.stdin_filename)] if args.stdin_filename else [],
-                          report_projects)
+        report = check_output_file(args.output_file, [Path(args.stdin_filename)] if args.stdin_filename else [],
+                                   report_projects)
         virtual = Path(name if args.stdin_filename else "stdin.py")
         data = sys.stdin.buffer.read()
         from detlint.lint.engine import read_source
@@ -287,7 +289,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         if args.show_files:
             out.write("".join(f"{printable_name(linter.display(f))}\n" for f in files))
             return 0
-        check_output_file(args.output_file, files + [p for p in paths if p.is_file()], report_projects)
+        report = check_output_file(args.output_file, files + [p for p in paths if p.is_file()], report_projects)
         diags = []
         fixing = args.fix or args.diff or args.fix_only
         jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
@@ -378,7 +380,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
     if args.output_file:
         assert isinstance(stream, io.StringIO)
-        write_report(args.output_file, stream.getvalue())
+        write_report(args.output_file, stream.getvalue(), report)
     return 1 if diags and not args.exit_zero else 0
 
 

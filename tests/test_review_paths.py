@@ -63,3 +63,63 @@ def test_check_through_a_symlinked_folder_keeps_its_cache_in_the_project(linked_
     assert sorted(p.name for p in outside.iterdir()) == ["victim.py"]
     assert (project / ".detlint_cache").is_dir()
 
+
+# ---- the -o check: through a symlinked ancestor, in any named project, and again when written -------------
+
+@posix_only
+def test_report_through_a_symlinked_ancestor_is_not_written_out(tmp_path: Path) -> None:
+    """alias -> real; real/proj/detlint-report.txt -> ../../outside/victim; run in alias/proj."""
+    (tmp_path / "real" / "proj").mkdir(parents=True)
+    (tmp_path / "real" / "proj" / ".git").mkdir()
+    (tmp_path / "real" / "proj" / "a.py").write_text(UNSEEDED)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "victim").write_text("keep\n")
+    (tmp_path / "real" / "proj" / "detlint-report.txt").symlink_to("../../outside/victim")
+    (tmp_path / "alias").symlink_to("real")
+    project = tmp_path / "alias" / "proj"
+    proc = subprocess.run([sys.executable, "-m", "detlint", ".", "--no-cache", "-o", str(project / "detlint-report.txt")],
+                          cwd=project, capture_output=True, timeout=300,
+                          env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(tmp_path), "PWD": str(project)})
+    assert proc.returncode == 2 and b"outside the project; not written" in proc.stderr, proc.stderr
+    assert (tmp_path / "outside" / "victim").read_text() == "keep\n"
+
+
+@posix_only
+def test_report_in_a_second_named_project_is_not_written_out(tmp_path: Path) -> None:
+    """detlint a b -o b/detlint-report.txt, b a repository of its own whose report links out."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.py").write_text(UNSEEDED)
+    (tmp_path / "b" / ".git").mkdir()
+    (tmp_path / "victim").write_text("keep\n")
+    (tmp_path / "b" / "detlint-report.txt").symlink_to("../victim")
+    proc = detlint("a", "b", "--no-cache", "-o", "b/detlint-report.txt", cwd=tmp_path)
+    assert proc.returncode == 2 and b"outside the project; not written" in proc.stderr, proc.stderr
+    assert (tmp_path / "victim").read_text() == "keep\n"
+
+
+@posix_only
+def test_report_folder_swapped_for_a_link_during_the_run_is_not_written_through(tmp_path: Path) -> None:
+    """The report's folder is replaced by a link out between the check and the write (a real
+    rename, done by a sitecustomize hook when the report is about to be written)."""
+    project = tmp_path / "proj"
+    (project / "reports").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("")
+    (project / "a.py").write_text(UNSEEDED)
+    (tmp_path / "outside").mkdir()
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os\n"
+        "import detlint.lint.files.report_file as rf\n"
+        "_write = rf.write_report\n"
+        "def swapped(*args, **kwargs):\n"
+        "    os.rename('reports', 'reports.old')\n"
+        f"    os.symlink({str(tmp_path / 'outside')!r}, 'reports')\n"
+        "    return _write(*args, **kwargs)\n"
+        "rf.write_report = swapped\n")
+    proc = subprocess.run([sys.executable, "-m", "detlint", ".", "--no-cache", "-o", "reports/r.txt"], cwd=project,
+                          capture_output=True, timeout=300,
+                          env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(tmp_path), "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))})
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == [], proc.stderr
+    assert proc.returncode == 2 and b"-o reports/r.txt:" in proc.stderr, proc.stderr

@@ -27,6 +27,7 @@ from detlint.fix.inplace import names_outside, rewrite_in_place
 from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.files.line_breaks import position, python_lines
+from detlint.lint.files.named_paths import within as _within
 from detlint.lint.files.notebook import Notebook, NotebookError
 from detlint.lint.files.sources import read_regular
 from detlint.lint.isolation import run_deep
@@ -170,10 +171,6 @@ def writable_target(path: Path, project_root: Path) -> Path:
     if not os.access(target, os.W_OK):
         raise WriteRefused("cannot be written (no permission, or a read-only file system); not fixed")
     return target
-
-
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 LIBRARY_NOTE = "unsafe fixes inside the functions of a library module are left to you (they would change every caller)"

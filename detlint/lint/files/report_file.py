@@ -9,33 +9,60 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from detlint.lint.files.named_paths import within
 from detlint.settings.config import ConfigError
 
 TEMP_SUFFIX = ".detlint-tmp"
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+# written through the checked folder's descriptor where the platform can (not Windows; os.replace
+# takes the descriptors where os.rename does)
+_AT_FOLDER = {os.open, os.stat, os.rename, os.unlink} <= os.supports_dir_fd and hasattr(os, "fchmod")
 
 
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+@dataclass(frozen=True)
+class ReportTarget:
+    """Where the check found the report goes: the real folder (and its identity, so that a folder
+    swapped for a link during the run is noticed) and the file's name in it."""
+    folder: Path
+    file: str
+    identity: tuple[int, int]
 
 
-def check_output_file(name: Optional[str], inputs: list[Path], projects: Iterable[Path]) -> None:
+def _inside(name: str, projects: Iterable[Path]) -> list[Path]:
+    """The projects (real roots) that hold ``name`` as the user wrote it, or its folder really."""
+    written = Path(os.path.abspath(name))
+    named = (written, Path(os.path.realpath(written.parent)) / written.name)
+    roots = {Path(os.path.realpath(p)): {Path(os.path.abspath(p)), Path(os.path.realpath(p))} for p in projects}
+    return [real for real, forms in roots.items() if any(within(n, f) for n in named for f in forms)]
+
+
+def _refuse_leaving(name: str, projects: Iterable[Path]) -> Path:
+    """The file ``name`` really is; ConfigError where it is in a project and its target leaves that
+    project (a repository named inside a folder without markers is a project of its own)."""
+    written = Path(os.path.realpath(name))
+    if not all(within(written, root) for root in _inside(name, projects)):
+        raise ConfigError(f"-o {name}: is a symlink to {written}, outside the project; not written "
+                          f"(name that file itself to write the report there)")
+    return written
+
+
+def check_output_file(name: Optional[str], inputs: list[Path], projects: Iterable[Path]) -> Optional[ReportTarget]:
     """Before any work: refuse to write the report over a file being checked, or through a
-    symlink from inside one of ``projects`` to outside it; create the report's folder when it
-    does not exist yet."""
+    symlink from inside one of ``projects`` (the roots of every path named and of the working
+    folder) to outside it; create the report's folder when it does not exist yet. The answer is
+    where ``write_report`` writes (None: no report, or a stream written as it is)."""
     if not name:
-        return
+        return None
+    projects = list(projects)
     target = Path(name)
     if target.is_dir():
         raise ConfigError(f"-o {name}: is a folder, not a file")
-    written = Path(os.path.realpath(name))
-    named = Path(os.path.abspath(name))  # where the user pointed, links not followed
-    for root in {Path(os.path.realpath(p)) for p in projects}:
-        if _within(named, root) and not _within(written, root):
-            raise ConfigError(f"-o {name}: is a symlink to {written}, outside the project; not written "
-                              f"(name that file itself to write the report there)")
+    _refuse_leaving(name, projects)
     if target.exists():
         for path in inputs:
             try:
@@ -48,16 +75,33 @@ def check_output_file(name: Optional[str], inputs: list[Path], projects: Iterabl
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"-o {name}: cannot create the folder {target.parent}: {exc.strerror or exc}") from None
+    if _a_stream(name):
+        return None
+    written = _refuse_leaving(name, projects)  # again, now that its folder exists
+    try:
+        info = os.stat(written.parent)
+    except OSError as exc:
+        raise ConfigError(f"-o {name}: cannot write: {exc.strerror or exc}") from None
+    return ReportTarget(written.parent, written.name, (info.st_dev, info.st_ino))
 
 
 def _create_beside(target: Path) -> tuple[int, Path]:
     """A new file in ``target``'s folder, created with the mode a new report would get (0666
     less the umask); never an existing file or a link."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     while True:
         temp = target.parent / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
-            return os.open(temp, flags, 0o666), temp
+            return os.open(temp, _NEW, 0o666), temp
+        except FileExistsError:
+            continue
+
+
+def _create_in(folder: int, name: str) -> tuple[int, str]:
+    """``_create_beside`` in the folder open as ``folder``."""
+    while True:
+        temp = f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        try:
+            return os.open(temp, _NEW, 0o666, dir_fd=folder), temp
         except FileExistsError:
             continue
 
@@ -73,9 +117,44 @@ def _a_stream(name: str) -> bool:
         return False
 
 
-def write_report(name: str, text: str) -> None:
-    """Replace the file ``name`` (the target of a symlink the check allowed) with ``text``, whole:
-    on any error the old file stays as it was and no temporary file is left."""
+def write_report(name: str, text: str, checked: Optional[ReportTarget] = None) -> None:
+    """Replace the file the check found (``checked``; the target of a symlink it allowed) with
+    ``text``, whole, through the folder it checked: a folder swapped for a link since is refused.
+    On any error the old file stays as it was and no temporary file is left."""
+    if checked is None or not _AT_FOLDER:
+        _write_by_name(name, text)
+        return
+    try:
+        folder = os.open(checked.folder, _FOLDER)
+    except OSError as exc:
+        raise ConfigError(f"-o {name}: cannot write: {exc.strerror or exc}") from None
+    temp = None
+    try:
+        info = os.fstat(folder)
+        if (info.st_dev, info.st_ino) != checked.identity:
+            raise ConfigError(f"-o {name}: its folder {checked.folder} was replaced during the run; not written")
+        fd, temp = _create_in(folder, checked.file)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+            try:  # a report it replaces keeps its mode
+                os.fchmod(handle.fileno(), os.stat(checked.file, dir_fd=folder, follow_symlinks=False).st_mode & 0o7777)
+            except FileNotFoundError:
+                pass
+            handle.write(text)
+        os.replace(temp, checked.file, src_dir_fd=folder, dst_dir_fd=folder)
+        temp = None
+    except OSError as exc:
+        raise ConfigError(f"-o {name}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        if temp is not None:
+            try:
+                os.unlink(temp, dir_fd=folder)
+            except OSError:
+                pass
+        os.close(folder)
+
+
+def _write_by_name(name: str, text: str) -> None:
+    """``write_report`` where there is no folder to write through (a stream; Windows)."""
     target = Path(os.path.realpath(name))
     temp = None
     try:

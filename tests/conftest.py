@@ -41,6 +41,54 @@ for _ in range({passes}):
 """
 
 
+# ---- markers: `pytest -m "not frameworks and not corpus"` is the quick development loop ---------
+# Tests that start real TensorFlow, PyTorch or JAX (in process or in a child), by file (None: all
+# of it) or by test name; and tests that run a tool over every fixture and example. The README's
+# command runs everything.
+FRAMEWORK_TESTS: dict[str, Optional[set[str]]] = {
+    "test_real_tensorflow_claims.py": None, "test_real_tensorflow_fix.py": None,
+    "test_real_torch_claims.py": None, "test_real_jax_claims.py": None,
+    "test_real_keras_backends.py": None, "test_divergence.py": None, "test_divergence_torch.py": None,
+    "test_divergence_jax.py": None, "test_diverge_report.py": None,
+    "test_runtime.py": {"test_cnn_weights_differ_without_detlint_and_match_with_apply_or_run",
+                        "test_tf_data_order_fixed_under_apply"},
+    "test_run_report.py": {"test_torch_program_reports_what_ran_at_its_import",
+                           "test_jax_key_from_the_clock_is_left_to_the_user"},
+    "test_notebooks.py": {"test_fixed_notebook_trains_identically"},
+    "test_readme.py": {"test_the_diverge_walkthrough_prints_what_the_readme_shows",
+                       "test_every_command_of_using_it_runs"},
+    "test_diverge_trust.py": {"test_a_program_that_never_ends_is_stopped_at_the_time_limit_of_each_run",
+                              "test_runs_that_fail_after_the_same_work_give_no_verdict_with_their_error",
+                              "test_a_difference_before_a_failure_is_still_reported_with_the_error",
+                              "test_a_run_that_recorded_less_because_it_failed_gives_no_verdict",
+                              "test_an_xla_compiled_keras_model_is_recorded"},
+}
+CORPUS_TESTS: dict[str, set[str]] = {
+    "test_flake8_plugin.py": {"test_flake8_matches_cli_on_all_fixtures"},
+    "test_fixes.py": {"test_fix_everything_property"},
+    "test_fuzz.py": {"test_fuzzed_fixtures_never_lose_code_or_crash"},
+    "test_pre_commit.py": {"test_try_repo_fails_on_bad_file_and_passes_on_good"},
+    "test_cache.py": {"test_benchmark_script_runs_on_a_tiny_corpus"},
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests the tables name; a name that matches no collected test is an error, so a
+    renamed test cannot silently drop out of its marker."""
+    seen: set[tuple[str, str]] = set()
+    for item in items:
+        module, name = item.path.name, getattr(item, "originalname", item.name)
+        for marker, table in (("frameworks", FRAMEWORK_TESTS), ("corpus", CORPUS_TESTS)):
+            if module in table and (table[module] is None or name in table[module]):
+                item.add_marker(getattr(pytest.mark, marker))
+                seen.add((module, name))
+    collected = {item.path.name for item in items}
+    missing = [f"{module}::{name}" for table in (FRAMEWORK_TESTS, CORPUS_TESTS) for module, names in table.items()
+               if module in collected for name in (names or ()) if (module, name) not in seen]
+    if missing:
+        raise pytest.UsageError(f"conftest marks tests that do not exist: {', '.join(missing)}")
+
+
 def fixture_version(paths: Iterable[Path]) -> str:
     for path in paths:
         match = HEADER_RE.search(path.read_text(encoding="utf-8", errors="replace")[:400])
@@ -98,9 +146,33 @@ def make_linter(version: str, root: Optional[Path] = None, **overrides: object):
     return Linter(settings)
 
 
+_SHARED_CACHE: list[Path] = []
+
+
+def shared_facts_cache(kb_digest: str):
+    """One facts cache for the whole session, in pytest's temporary folder: a program fixture's
+    importer search reads the other fixtures of the repository, and parsing them once instead of
+    once per test keeps the suite fast. Facts depend only on the file's bytes, path, the knowledge
+    base and detlint's code, so sharing them changes no verdict (tests/test_cache.py checks that
+    cached and fresh facts agree)."""
+    import tempfile
+    from detlint.lint.cache import FactsCache
+
+    if not _SHARED_CACHE:
+        _SHARED_CACHE.append(Path(tempfile.mkdtemp(prefix="detlint-test-facts-")))
+    return FactsCache(_SHARED_CACHE[0], kb_digest)
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    import shutil
+
+    for folder in _SHARED_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def lint_paths(paths: list[Path], version: str, **overrides: object):
     linter = make_linter(version, **overrides)
-    return linter.run(paths).diagnostics
+    return linter.run(paths, cache=shared_facts_cache(linter.kb.digest)).diagnostics
 
 
 @pytest.fixture

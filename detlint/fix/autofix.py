@@ -23,7 +23,7 @@ from detlint.lint.escapes import shown
 from detlint.fix.cleanup import tidy_after_fix
 from detlint.fix.placement import DEFAULT_ALIASES, Position, seed_call
 from detlint.fix.fixes import FixError, apply_plan, is_applicable, plan_for
-from detlint.fix.inplace import names_outside, rewrite_in_place
+from detlint.fix.inplace import LinkCensus, rewrite_in_place
 from detlint.lint.ftypes import Diagnostic, Edit
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.files.line_breaks import position, python_lines
@@ -205,7 +205,8 @@ def _reset_lines(linter: Linter, path: Path) -> list[int]:
     return [hit.line for hit in facts.hits if hit.owner == "group:graph-resets" and hit.scope is None]
 
 
-def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_root: Path) -> None:
+def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_root: Path,
+                     census: Optional[LinkCensus] = None) -> None:
     """Write ``text`` as ``path`` was written: same encoding, BOM and mode; atomically (temporary
     file + rename). A file with several hard links, all inside the project, is rewritten in place
     instead, so every link keeps seeing it (see ``inplace``); ``data`` is what it holds now."""
@@ -215,7 +216,7 @@ def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_
     target = writable_target(path, project_root)
     info = target.stat()
     if info.st_nlink > 1:
-        if names_outside(target, real(project_root)):
+        if (census or LinkCensus()).names_outside(target, real(project_root)):
             raise WriteRefused("not written: hard-linked to a file outside the project (writing it would change "
                                "that file too; copy it to make it the project's own)")
         rewrite_in_place(target, payload, data)
@@ -245,6 +246,7 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
     targets += [by_path.get(p, p) for p in sites]
     results: list[FileFix] = []
     seen: set[Path] = set()
+    census = LinkCensus()  # one walk of the project for all the hard-linked files written
     for path in targets:
         key = real(path)
         if key in seen:
@@ -271,7 +273,7 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
         if result.changed and write and result.error is None:
             try:
                 write_preserving(path, result.fixed, read_regular(path), source.encoding,
-                                 linter.settings.project_root)
+                                 linter.settings.project_root, census)
             except (WriteRefused, OSError) as exc:  # one file's problem; the run goes on
                 reason = str(exc) if isinstance(exc, WriteRefused) else f"not written ({exc.strerror or exc})"
                 result = FileFix(path, result.original, result.original, [], reason, result.notes)

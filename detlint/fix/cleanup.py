@@ -37,13 +37,34 @@ def with_footer(carry: list[cst.EmptyLine], footer: Sequence[cst.EmptyLine]) -> 
 
 
 _WORD = re.compile(r"[^\W\d]\w*")
+_WHOLE_NAME = re.compile(r"\s*([^\W\d]\w*)(?:\.[^\W\d]\w*)*\s*")
+_NAME_THEN_DOT = re.compile(r"(?<![\w.])([^\W\d]\w*)(?=\.[^\W\d])")  # "time" in "time.time()"
+# calls whose string arguments are code or names: every word of them may reach an import
+_DYNAMIC = {"eval", "exec", "getattr", "__import__", "importlib.import_module"}
+
+
+def _string_value(node: cst.SimpleString) -> str:
+    """The text a string literal stands for (its prefix and quotes gone, escapes read)."""
+    try:
+        value = node.evaluated_value
+    except (ValueError, SyntaxError):  # an escape libcst cannot read: the raw text, still without quotes
+        return node.raw_value
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+def _named_in(text: str) -> set[str]:
+    """Names a string may still reach an import by: the whole string is a dotted name (an
+    ``__all__`` entry, a ``getattr`` name), or a name stands before an attribute in it
+    (``"time.time()"``). Words of prose (``"the time of day"``) do not count."""
+    whole = _WHOLE_NAME.fullmatch(text)
+    return ({whole.group(1)} if whole else set()) | set(_NAME_THEN_DOT.findall(text))
 
 
 class _UsedNames(cst.CSTVisitor):
     """Every name the module reads outside its import statements (attribute names included),
-    and every word of its strings: ``__all__ = ["time"]``, ``eval("time.time()")`` or
-    ``getattr(mod, "time")`` may still reach an import, so a word in any string keeps it.
-    Both err only on the side of keeping an import."""
+    and the names its strings may still reach an import by (``_named_in``; every word of a
+    string given to eval, exec, getattr, __import__ or importlib.import_module). Both err only
+    on the side of keeping an import."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -58,11 +79,17 @@ class _UsedNames(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.used.add(node.value)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted(node.func) in _DYNAMIC:
+            for arg in node.args:
+                if isinstance(arg.value, cst.SimpleString):
+                    self.used.update(_WORD.findall(_string_value(arg.value)))
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self.used.update(_WORD.findall(node.value))
+        self.used.update(_named_in(_string_value(node)))
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self.used.update(_WORD.findall(node.value))
+        self.used.update(_named_in(node.value))
 
 
 def used_names(module: cst.Module) -> set[str]:

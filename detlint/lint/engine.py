@@ -22,7 +22,8 @@ from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
 from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
 from detlint.lint.programs.program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder
 from detlint.lint.programs.reach import ImportIndex
-from detlint.lint.files.sources import NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source, too_large
+from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
+                                        too_large, too_large_json)
 
 __all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
 
@@ -79,7 +80,8 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, 
     """Read and collect one file (what a worker process does). For a notebook the size limit
     applies to its code, its JSON may be larger."""
     notebook_file = path.suffix == ".ipynb"
-    source = read_source(path, data, max_bytes * NOTEBOOK_SIZE_FACTOR if notebook_file else max_bytes)
+    source = read_source(path, data, max_bytes * NOTEBOOK_SIZE_FACTOR, too_large_json) if notebook_file \
+        else read_source(path, data, max_bytes)
     notebook = None
     if source.text is not None and notebook_file:
         try:
@@ -87,8 +89,9 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, 
                 notebook = Notebook.parse(source.text)
         except NotebookError as exc:
             return FileFacts(path=str(path), error=str(exc)), None
-        if max_bytes and notebook.code_size() > max_bytes:  # its code, not the markers detlint adds
-            return FileFacts(path=str(path), error=too_large(notebook.code_size(), max_bytes)), None
+        code_size = notebook.code_size()  # its code, not the markers detlint adds
+        if max_bytes and code_size > max_bytes:
+            return FileFacts(path=str(path), error=too_large(code_size, max_bytes)), None
         source = SourceFile(path, text=notebook.source)
     if source.error is not None or source.text is None:
         return FileFacts(path=str(path), error=source.error or "cannot read file"), None

@@ -11,7 +11,7 @@ import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
@@ -24,9 +24,10 @@ class SourceFile:
     error: Optional[str] = None
 
 
-# the size limit is one of a notebook's code; its JSON (outputs, images) is read up to this many times
-# that limit (a 3-line notebook beside a 34 MB plot is checked; 512 MB at the default limit)
-NOTEBOOK_SIZE_FACTOR = 512
+# the size limit is one of a notebook's code; its JSON (outputs, images) is read and parsed whole, up
+# to this many times that limit (a 3-line notebook beside a 34 MB plot is checked; 64 MB at the
+# default limit, which bounds the memory a notebook takes)
+NOTEBOOK_SIZE_FACTOR = 64
 FILE_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
@@ -34,6 +35,16 @@ FILE_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISDIR, "a directory"), (s
 def too_large(size: int, max_bytes: int) -> str:
     return (f"too large to check: {size // 1024} KB, over the limit of {max_bytes // 1024} KB "
             "(the max-file-size setting)")
+
+
+def _amount(size: int) -> str:
+    return f"{size >> 20} MB" if size >= 1 << 20 else f"{size // 1024} KB"
+
+
+def too_large_json(size: int, cap: int) -> str:
+    """A notebook whose JSON is past what is read (``NOTEBOOK_SIZE_FACTOR`` times the limit)."""
+    return (f"too large to check: {_amount(size)} of JSON, over the {_amount(cap)} a notebook's JSON may "
+            f"take ({NOTEBOOK_SIZE_FACTOR} times the max-file-size setting, which counts its code)")
 
 
 def what_it_is(mode: int) -> str:
@@ -119,9 +130,10 @@ def read_regular(path: Path, limit: int = 0, follow_symlinks: bool = True) -> by
         os.close(fd)
 
 
-def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optional[str]]:
+def read_bytes(path: Path, max_bytes: int = 0, refusal: Callable[[int, int], str] = too_large
+               ) -> tuple[Optional[bytes], Optional[str]]:
     """A regular file's bytes, or why not (see ``open_regular``); a file over ``max_bytes`` is
-    refused, and at most one byte more than that is read."""
+    refused (``refusal`` says so), and at most one byte more than that is read."""
     try:
         fd, info = open_regular(path)
     except FileNotFoundError:
@@ -133,10 +145,10 @@ def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optiona
         return None, f"cannot read file: {reason}"
     try:
         if max_bytes and info.st_size > max_bytes:
-            return None, too_large(info.st_size, max_bytes)
+            return None, refusal(info.st_size, max_bytes)
         data = _read_fd(fd, max_bytes + 1 if max_bytes else 0)
         if max_bytes and len(data) > max_bytes:  # it grew while we read
-            return None, too_large(len(data), max_bytes)
+            return None, refusal(len(data), max_bytes)
         return data, None
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"
@@ -144,10 +156,11 @@ def read_bytes(path: Path, max_bytes: int = 0) -> tuple[Optional[bytes], Optiona
         os.close(fd)
 
 
-def read_source(path: Path, data: Optional[bytes] = None, max_bytes: int = 0) -> SourceFile:
+def read_source(path: Path, data: Optional[bytes] = None, max_bytes: int = 0,
+                refusal: Callable[[int, int], str] = too_large) -> SourceFile:
     """Decode a Python file as the interpreter would (BOM, coding cookie), or say why not."""
     if data is None:
-        data, error = read_bytes(path, max_bytes)
+        data, error = read_bytes(path, max_bytes, refusal)
         if data is None:
             return SourceFile(path, error=error)
     if b"\0" in data:

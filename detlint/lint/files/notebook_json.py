@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from detlint.lint.files.line_breaks import python_lines
+
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -107,11 +109,20 @@ def source_json(raw: str, span: SourceSpan, old: Any, text: str) -> str:
     return "[" + opener + separator.join(parts) + closer + "]"
 
 
+# where str.splitlines breaks and Python does not
+_OTHER_BREAKS = set("\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
 def _split(text: str, old: list[str]) -> list[str]:
-    """Lines as the old list was split: at every line break ``str.splitlines`` knows where one of
-    its lines ended in another (a CR alone), else at ``\\n`` only, as Jupyter writes them."""
-    if any(line and not line.endswith("\n") for line in old[:-1]):
+    """Lines as the old list was split. nbformat writes ``str.splitlines(keepends=True)``, which
+    also breaks at form feed, U+2028 and the like: where an old line ends in one of those, so do
+    the new ones; where one ends in a CR alone, at every break Python knows (CR, LF, CRLF); else
+    at ``\\n`` only. A break the old list did not split at stays inside its line."""
+    ends = {line[-1] for line in old[:-1] if line}
+    if ends & _OTHER_BREAKS:
         return text.splitlines(keepends=True)
+    if "\r" in ends:
+        return python_lines(text, keepends=True)
     return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 

@@ -288,5 +288,5 @@ def test_the_last_error_is_the_program_s_not_a_library_s_log_line() -> None:
                  "Detected unsupported operations\n" + quiet_exit + "E0000 00:00:1.2  7 x.cc:1] a native error\n")
     assert last_error(traceback) == ("tensorflow.python.framework.errors_impl.InvalidArgumentError: Graph execution "
                                      "error: Detected unsupported operations E0000 00:00:1.2  7 x.cc:1] a native error")
-    assert last_error("ValueError: bad \x1b[31mcolour\x07\n") == "ValueError: bad ?[31mcolour?"
+    assert last_error("ValueError: bad \x1b[31mcolour\x07\n") == "ValueError: bad \\x1b[31mcolour\\x07"
     assert len(last_error("RuntimeError: " + "x" * 5000)) == 300

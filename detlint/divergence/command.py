@@ -15,6 +15,7 @@ from typing import Sequence
 from detlint.child_processes import Terminated
 from detlint.divergence import limits
 from detlint.divergence.finder import diverge_command
+from detlint.lint.escapes import shown
 from detlint.settings.config import seed_arg
 
 EXIT_CODES = {"same": 0, "differ": 1, "incomplete": 2}
@@ -92,8 +93,10 @@ def main(argv: Sequence[str]) -> int:
                                  time_limit=args.time_limit, max_dump_mb=args.max_dump_mb, verbose=args.verbose)
     except (KeyboardInterrupt, Terminated) as exc:
         signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
+        left = getattr(exc, "records_left", [])
+        records = f"its records left in {shown(left[0])}" if left else "the records removed"
         sys.stderr.write(f"detlint diverge: interrupted ({signal.Signals(signum).name}): the program was stopped "
-                         f"and the records removed\n")
+                         f"and {records}\n")
         return 128 + signum
     sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n" if args.output_format == "json"
                      else str(report) + "\n")

@@ -26,8 +26,9 @@ from detlint.knowledge.frameworks import framework as framework_of
 from detlint.settings.config import check_seed
 from detlint.divergence.recorder import (ENV_DUMP, ENV_MB, ENV_PATHS, ENV_SECONDS, ENV_SEED, ENV_STEPS,
                                         dump_size_mb, library_roots)
-from detlint.child_processes import ended_by_signals
+from detlint.child_processes import Terminated, ended_by_signals
 from detlint.divergence.runs import RunResult, records_folder, run_program
+from detlint.lint.escapes import shown
 from detlint.runtime.shim import target_versions, tf_version
 
 LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
@@ -96,6 +97,8 @@ class DivergeReport:
     # "diff" (0.0 equal, None not comparable), "where"}; at most TIMELINE_LIMIT points
     timeline: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # one line per run that failed or was stopped
+    unreadable: str = ""  # why the runs' records could not be read (one line), or ""
+    records_left: list[str] = field(default_factory=list)  # the records' folder when it could not be removed
 
     @property
     def verdict(self) -> str:
@@ -116,7 +119,10 @@ class DivergeReport:
     def __str__(self) -> str:
         lines = [f"detlint diverge: {self.runs} runs of {self.command}"]
         verdict = self.verdict
-        if not self.compared:
+        if self.unreadable:
+            lines.append(f"no verdict: the runs' records could not be read: {self.unreadable}")
+            lines.extend(f"  {failure}" for failure in self.failures)
+        elif not self.compared:
             lines.append("nothing to compare: a run recorded no TensorFlow, PyTorch or JAX ops")
             lines.extend(f"  {failure}" for failure in self.failures)
         elif verdict == "incomplete":
@@ -160,7 +166,8 @@ class DivergeReport:
         if verdict == "differ":
             lines.extend(f"note: {failure}" for failure in self.failures)
         lines.extend(f"note: {n}" for n in self.notes)
-        lines.append(f"disk used per run: {', '.join(f'{mb:.1f} MB' for mb in self.dump_mb)} (removed)")
+        gone = f"left in {shown(self.records_left[0])}" if self.records_left else "removed"
+        lines.append(f"disk used per run: {', '.join(f'{mb:.1f} MB' for mb in self.dump_mb)} ({gone})")
         return "\n".join(lines)
 
 
@@ -695,40 +702,54 @@ def diverge_command(cmd: Sequence[str], *, runs: int = 2, seed: Optional[int] = 
         check_seed(seed)
     report = DivergeReport(command=" ".join(cmd), runs=runs)
     # the records are removed however this ends: a failure, a limit, an interrupt
-    with ended_by_signals(), records_folder() as tmp:
-        dumps = []
-        for i in range(runs):
-            dump = os.path.join(tmp, f"run{i + 1}")
-            dumps.append(dump)
-            result = run_program(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
-                                 time_limit, max_dump_mb, verbose, run=f"run {i + 1}/{runs}")
-            _add_run(report, i + 1, result, dump)
-        points: list[dict[str, Any]] = []
-        state = compare_states(dumps, seed if seed is not None else 42, report.states_compared, points)
-        ops: list[dict[str, Any]] = []
-        torch_ops = None
-        for recorded in RECORDED_OPS:
-            torch_ops = torch_ops or compare_recorded_ops(dumps, seed if seed is not None else 42, ops, recorded)
-        if state is not None:  # the runs parted before any op of training ran
-            report.first, report.compared = state, True
-        elif torch_ops is not None:
-            report.first, report.ops_compared, report.values_compared = torch_ops
-            report.compared = True
-        if state is not None or torch_ops is not None:
-            report.timeline = _numbered(points + ops)
-            return report
-        if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
-            if not report.failures:
-                report.notes.append("is TensorFlow, PyTorch or JAX installed for that interpreter, and does the "
-                                    "program import it?")
-            return report
-        _import_tensorflow_quietly(verbose)
-        compared = compare(dumps, seed if seed is not None else 42, _roots(dumps))
-        report.ops_compared, report.values_compared, report.first = (
-            compared.ops_compared, compared.values_compared, compared.first)
-        report.timeline = _numbered(points + compared.timeline)
-        report.compared = True
+    try:
+        with ended_by_signals(), records_folder(report.records_left) as tmp:
+            _run_and_compare(report, cmd, tmp, runs, seed, apply, max_steps, time_limit, max_dump_mb, verbose)
+    except (KeyboardInterrupt, Terminated) as exc:
+        exc.records_left = report.records_left  # type: ignore[union-attr]  # for the interrupted message
+        raise
     return report
+
+
+def _run_and_compare(report: DivergeReport, cmd: Sequence[str], tmp: str, runs: int, seed: Optional[int],
+                     apply: bool, max_steps: Optional[int], time_limit: Optional[float], max_dump_mb: float,
+                     verbose: bool) -> None:
+    dumps: list[str] = []
+    for i in range(runs):
+        dump = os.path.join(tmp, f"run{i + 1}")
+        dumps.append(dump)
+        result = run_program(cmd, _child_env(dump, seed, apply, max_steps, time_limit, max_dump_mb, verbose), dump,
+                             time_limit, max_dump_mb, verbose, run=f"run {i + 1}/{runs}")
+        _add_run(report, i + 1, result, dump)
+    points: list[dict[str, Any]] = []
+    state = compare_states(dumps, seed if seed is not None else 42, report.states_compared, points)
+    ops: list[dict[str, Any]] = []
+    torch_ops = None
+    for recorded in RECORDED_OPS:
+        torch_ops = torch_ops or compare_recorded_ops(dumps, seed if seed is not None else 42, ops, recorded)
+    if state is not None:  # the runs parted before any op of training ran
+        report.first, report.compared = state, True
+    elif torch_ops is not None:
+        report.first, report.ops_compared, report.values_compared = torch_ops
+        report.compared = True
+    if state is not None or torch_ops is not None:
+        report.timeline = _numbered(points + ops)
+        return
+    if not all(os.path.isdir(d) and os.listdir(d) for d in dumps):
+        if not report.failures:
+            report.notes.append("is TensorFlow, PyTorch or JAX installed for that interpreter, and does the "
+                                "program import it?")
+        return
+    _import_tensorflow_quietly(verbose)
+    try:
+        compared = compare(dumps, seed if seed is not None else 42, _roots(dumps))
+    except Exception as exc:  # noqa: BLE001 - a record cut short or not TensorFlow's: no verdict, not a crash
+        report.unreadable = shown(f"{type(exc).__name__}: {exc}".splitlines()[0])
+        return
+    report.ops_compared, report.values_compared, report.first = (
+        compared.ops_compared, compared.values_compared, compared.first)
+    report.timeline = _numbered(points + compared.timeline)
+    report.compared = True
 
 
 def diverge(step_fn: Callable[..., Any], *, runs: int = 2, seed: Optional[int] = None,

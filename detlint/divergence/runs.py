@@ -23,6 +23,7 @@ from typing import Iterator, Optional, Sequence
 
 from detlint.child_processes import deferring, killed_with_this_process
 from detlint.divergence.recorder import NOTES, PROGRESS, dump_size_mb
+from detlint.lint.escapes import shown
 
 POLL_S = 0.2
 DEFAULT_LIMIT_S = 600.0  # a run's time limit when none is given
@@ -100,25 +101,29 @@ def stop(proc: "subprocess.Popen[bytes]") -> None:
 
 
 @contextmanager
-def records_folder() -> Iterator[str]:
+def records_folder(left: list[str]) -> Iterator[str]:
     """A temporary folder for the runs' records, removed however the runs end; once begun, its
-    removal runs to its end even when a signal comes meanwhile (``deferring``)."""
+    removal runs to its end even when a signal comes meanwhile (``deferring``). A folder still
+    there after it (something the program left running wrote on) is added to ``left``, so that
+    no one is told it was removed."""
     folder = ""
     try:
         with deferring():
             folder = tempfile.mkdtemp(prefix="detlint-diverge-")
         yield folder
     finally:
-        if folder:
-            with deferring():
+        with deferring():
+            if folder:
                 shutil.rmtree(folder, ignore_errors=True)
+                if os.path.lexists(folder):
+                    left.append(folder)
 
 
 # ---- one run -----------------------------------------------------------------------------------------
 def last_error(output: str) -> str:
     """The program's last error on one line: the exception of its last traceback (with the lines of
     its message), else its last line of output that is not a native library's INFO or WARNING log
-    line; control characters shown as ``?``."""
+    line; control characters written out as every report writes them (``escapes.shown``)."""
     lines = [line.rstrip() for line in output.splitlines() if not NATIVE_LOG.match(line)]
     tracebacks = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
     found = ""
@@ -129,7 +134,7 @@ def last_error(output: str) -> str:
             found = " ".join(line.strip() for line in after[start:start + 8] if line.strip())
     if not found:
         found = next((line.strip() for line in reversed(lines) if line.strip()), "")
-    found = "".join(c if c.isprintable() else "?" for c in found)
+    found = shown(found)
     return found if len(found) <= ERROR_CHARS else found[:ERROR_CHARS - 3] + "..."
 
 

@@ -12,9 +12,8 @@ from typing import Any, Optional, Sequence, TextIO
 from detlint._version import __version__
 from detlint.child_processes import Terminated, ended_by_signals
 from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, find_project_root, load_settings,
-                                     parse_version_option, seed_arg)
-from detlint.settings.pins import has_dependency_file, home_folder
+from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, Settings, find_project_root,
+                                     load_settings, parse_version_option, seed_arg)
 from detlint.lint.cache import FactsCache, cache_folder
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBaseError
@@ -142,38 +141,6 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def group_by_project(files: list[Path], default_root: Path, named: Sequence[Path] = ()) -> dict[Path, list[Path]]:
-    """Files by the folder whose settings and pins they take. Each path named on the command line
-    is in its own project, as flake8 sees each file: the folder holding its pyproject.toml or
-    repository, else its own folder (files from unrelated folders named together do not take the
-    first one's root and TensorFlow era). Within a project, the nearest folder above a file with a
-    pyproject.toml or another dependency file (requirements.txt, setup.py, environment.yml, ...)."""
-    roots: dict[Path, Path] = {}  # named path -> its project root
-    by_folder: dict[Path, Path] = {}  # named paths share folders (pre-commit): look each up once
-    for path in named:
-        folder = home_folder(path)
-        if folder not in by_folder:
-            by_folder[folder] = find_project_root(path)
-        roots[Path(os.path.abspath(path))] = by_folder[folder]
-    groups: dict[Path, list[Path]] = {}
-    has_deps: dict[Path, bool] = {}  # files share folders: look at each once
-    for path in files:
-        where = Path(os.path.abspath(path))
-        # the named path it was found under (the path itself for a named file)
-        root = next((roots[p] for p in (where, *where.parents) if p in roots), default_root)
-        key, folder = root, home_folder(path)
-        for parent in (folder, *folder.parents):
-            if parent == root or root not in parent.parents:
-                break
-            if parent not in has_deps:
-                has_deps[parent] = has_dependency_file(parent)
-            if has_deps[parent]:
-                key = parent
-                break
-        groups.setdefault(key, []).append(path)
-    return groups
-
-
 def lint_group(sub: Any, group: list[Path], jobs: int, cache: Optional[FactsCache], progress: Any) -> list[Diagnostic]:
     """``sub.run(group)``; with a progress line, the same work in slices so that it can be counted.
 
@@ -226,6 +193,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     from detlint.lint.files.discovery import discover
     from detlint.lint.files.display import printable_name
     from detlint.lint.files.report_file import check_output_file, write_report
+    from detlint.settings.project_groups import group_by_project, shared_settings
     from detlint.knowledge.kb import load
     from detlint.lint.output import Progress, emit, write_statistics
 
@@ -304,13 +272,16 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         explicit = {p.absolute() for p in paths if not p.is_dir()}
         changed = 0
         try:
-            for root, group in group_by_project(files, settings.project_root, paths).items():
-                # a nested project (its own pyproject.toml or dependency files) is checked with its
-                # own settings and pins; the first path's only where they are its own (a file of the
-                # project named after one of a pinned subfolder takes the project's pins)
-                sub = linter if root == settings.version_root else Linter(
-                    load_settings([root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules,
-                                  eras=kb.eras), kb)
+            def settings_of(root: Path) -> Settings:
+                return settings if root == settings.version_root else load_settings(
+                    [root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules, eras=kb.eras)
+
+            # a nested project (its own pyproject.toml or dependency files) is checked with its
+            # own settings and pins; the first path's only where they are its own (a file of the
+            # project named after one of a pinned subfolder takes the project's pins)
+            groups = group_by_project(files, settings.project_root, paths)
+            for group_settings, group in shared_settings(groups, settings_of):
+                sub = linter if group_settings is settings else Linter(group_settings, kb)
                 # files named one by one (pre-commit): the programs that import them count too
                 named = [p for p in group if p.absolute() in explicit]
                 if not fixing:

@@ -123,3 +123,41 @@ def test_report_folder_swapped_for_a_link_during_the_run_is_not_written_through(
                           env={**os.environ, "NO_COLOR": "1", "TMPDIR": str(tmp_path), "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))})
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == [], proc.stderr
     assert proc.returncode == 2 and b"-o reports/r.txt:" in proc.stderr, proc.stderr
+
+
+# ---- files named together: one project where nothing sets them apart ------------------------------------
+
+DENSE = ("import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nm.compile('adam', 'mse')\n"
+         "m.fit(tf.zeros((4, 3)), tf.zeros((4,)), epochs=1)\n")
+
+
+def test_markerless_folders_named_file_by_file_share_one_cache(tmp_path: Path) -> None:
+    """20 folders of two scripts, no pyproject.toml, repository or dependency file anywhere."""
+    names = []
+    for i in range(20):
+        (tmp_path / f"d{i}").mkdir()
+        (tmp_path / f"d{i}" / "m0.py").write_text("import random\nrandom.seed()\n")
+        (tmp_path / f"d{i}" / "m1.py").write_text("import numpy as np\nx = np.random.rand(3)\n")
+        names += [f"d{i}/m0.py", f"d{i}/m1.py"]
+    named = detlint("-q", *names, cwd=tmp_path)
+    caches = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob(".detlint_cache"))
+    assert caches == [".detlint_cache"], caches
+    whole = detlint("-q", "--no-cache", ".", cwd=tmp_path)
+    assert named.returncode == 1 and len(_findings(named.stdout)) == 20, named.stderr
+    assert _findings(named.stdout) == _findings(whole.stdout)
+
+
+def test_a_script_below_the_pins_takes_them_however_it_is_named(tmp_path: Path) -> None:
+    """requirements.txt pins TF 2.4 at the top, no other marker: scripts/run.py is in TF 2.4
+    named with top.py, named alone, under 'detlint .', and for flake8."""
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.4.0\n")
+    (tmp_path / "top.py").write_text(DENSE)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text(DENSE)
+    whole = _findings(detlint("--no-cache", "-q", ".", cwd=tmp_path).stdout)
+    assert {f.split(": ")[0] for f in whole if "DET201" in f and "in TF 2.4" in f} == \
+        {"top.py:2:26", "scripts/run.py:2:26"}, whole
+    assert _findings(detlint("--no-cache", "-q", "top.py", "scripts/run.py", cwd=tmp_path).stdout) == whole
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "DET", "top.py", "scripts/run.py"],
+                            cwd=tmp_path, capture_output=True, timeout=300, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert _findings(flake8.stdout) == whole, flake8.stderr

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from detlint.child_processes import in_background
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
-from detlint.settings.pins import (installed_tf_version, installed_version, pinned_framework_version,
-                                   pinned_keras_major, version_root)
+from detlint.settings.pins import (has_dependency_file, installed_tf_version, installed_version,
+                                   pinned_framework_version, pinned_keras_major, version_root)
 from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
 from detlint.knowledge.versions import Version, known_versions, newest_known
@@ -272,10 +272,12 @@ def find_project_root(start: Path) -> Path:
         if (directory / "pyproject.toml").is_file() or (directory / ".git").exists():
             return directory.resolve()
     # no pyproject.toml and no repository (an unpacked archive): a package's setup.py or
-    # setup.cfg marks the root, so `detlint examples/nb.ipynb` still sees the project's own
-    # package next to examples/ (never the working folder: the answer must not depend on it)
+    # setup.cfg, or a dependency file (requirements.txt, ...) marks the root, so `detlint
+    # examples/nb.ipynb` still sees the project's own package next to examples/ and
+    # `detlint scripts/run.py` the pins above it (never the working folder: the answer must not
+    # depend on it)
     for directory in (start, *start.parents):
-        if (directory / "setup.py").is_file() or (directory / "setup.cfg").is_file():
+        if has_dependency_file(directory):
             return directory.resolve()
     return below_named_links(start, named).resolve()
 

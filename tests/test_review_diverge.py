@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from test_diverge_trust import diverge, environment, private_temp
-from test_process_trust import bounded
+from test_process_trust import bounded, private_env
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds processes through /proc")
 
@@ -154,3 +155,23 @@ def test_the_last_error_writes_control_characters_out_as_every_report_does() -> 
     output = "Traceback (most recent call last):\nRuntimeError: bad \x1b]0;title\x07 input\n"
     assert last_error(output) == shown("RuntimeError: bad \x1b]0;title\x07 input")
     assert last_error(output) == "RuntimeError: bad \\x1b]0;title\\x07 input"
+
+
+# ---- 5. a knowledge-base copy whose write fails leaves no temporary file ----------------------------------
+@pytest.mark.skipif(os.name != "posix", reason="needs RLIMIT_FSIZE")
+def test_a_failed_write_of_the_knowledge_base_copy_leaves_no_temporary_file(tmp_path: Path) -> None:
+    import resource
+
+    xdg = tmp_path / "xdg"
+    env = {**private_env(tmp_path), "XDG_CACHE_HOME": str(xdg), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(ROOT)}
+
+    def small_files() -> None:  # any file past 1 KB fails to grow (EFBIG; Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    proc = subprocess.run([sys.executable, "-c", "from detlint.knowledge import kb; print(len(kb.load().rules))"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    assert proc.returncode == 0 and int(proc.stdout) > 0, proc.stderr[-2000:]
+    cache = xdg / "detlint"
+    assert cache.is_dir()
+    assert list(cache.glob("kb-*.json")) == [], "the write did not fail: the limit was not met"
+    assert list(cache.glob(".kb-*")) == []

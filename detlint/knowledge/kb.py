@@ -725,11 +725,17 @@ def _write_cached_documents(cached: Path, names: list[str], digest: str, documen
             return
         cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".kb-")
+    except (OSError, TypeError, ValueError):
+        return
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, cached)
-    except (OSError, TypeError, ValueError):
-        pass
+    except (OSError, ValueError):  # a full disk, a file size limit: no half-written copy is left
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _parse(files: list[Path], names: list[str], digest: str, documents: list[Any]) -> KnowledgeBase:

@@ -277,8 +277,12 @@ def in_background(work: Callable[[], T]) -> Callable[[], T]:
         if not answer:
             with os.fdopen(read_end, "rb") as handle:
                 data = handle.read()
-            _, status = os.waitpid(pid, 0)
-            untrack(pid)
+            # the child is waited for without reaping it, then untracked and reaped with the ending
+            # signals held: a handler never kills a pid that is reaped (and may be another's)
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            with signals_held():
+                untrack(pid)
+                _, status = os.waitpid(pid, 0)
             answer.append(pickle.loads(data) if data and status == 0 else work())
         return answer[0]
 

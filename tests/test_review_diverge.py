@@ -175,3 +175,45 @@ def test_a_failed_write_of_the_knowledge_base_copy_leaves_no_temporary_file(tmp_
     assert cache.is_dir()
     assert list(cache.glob("kb-*.json")) == [], "the write did not fail: the limit was not met"
     assert list(cache.glob(".kb-*")) == []
+
+
+# ---- 4. a background child is untracked before it is reaped -----------------------------------------------
+KILL_AFTER_REAP = """\
+import os, signal, sys
+from detlint import child_processes
+
+seen = []
+
+def watch(frame, event, arg):  # a real SIGTERM the moment the child is reaped
+    if event == "c_return" and arg is os.waitpid and not seen:
+        seen.append("reaped")
+        os.kill(os.getpid(), signal.SIGTERM)
+
+def killed(event, args):  # every SIGKILL after that (audited even inside the signal's handler)
+    if event == "os.kill" and args[1] == signal.SIGKILL and seen:
+        seen.append("kill")
+
+sys.addaudithook(killed)
+
+try:
+    with child_processes.ended_by_signals():
+        result = child_processes.in_background(lambda: 42)
+        sys.setprofile(watch)
+        try:
+            result()
+        finally:
+            sys.setprofile(None)
+except child_processes.Terminated:
+    pass
+print(" ".join(seen))
+"""
+
+
+@linux_only
+def test_a_signal_as_the_background_child_is_reaped_kills_no_reaped_pid(tmp_path: Path) -> None:
+    """SIGTERM right after the era-scan child is reaped: the handler must not SIGKILL its pid,
+    which is free for another process to take."""
+    env = {**private_env(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = bounded([sys.executable, "-c", KILL_AFTER_REAP], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["reaped"], proc.stdout

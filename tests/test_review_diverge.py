@@ -45,26 +45,20 @@ if sys.argv[1] == "fail":
     sys.exit(7)
 """
 
-# a process the program leaves running on its own (a session of its own: not the program's group),
-# writing into the records' folder as fast as it can
-LEAVES_A_WRITER = """\
-import os, sys
-d = os.environ["DETLINT_DIVERGE_DUMP"]
-os.makedirs(d, exist_ok=True)
-if not os.path.exists(sys.argv[1]) and os.fork() == 0:  # the first run only
-    os.setsid()
-    with open(sys.argv[1], "w") as out:
-        out.write(str(os.getpid()))
-    i = 0
-    while True:
-        try:
-            os.makedirs(d, exist_ok=True)
-            open(os.path.join(d, f"w{i}"), "w").close()
-        except OSError:
-            pass
-        i += 1
-while not os.path.exists(sys.argv[1]):
-    pass
+# detlint's own rmtree of its records cut short, as when something the program left running writes on
+# into them (a race no test can win every time on a loaded machine): one file stays behind
+RMTREE_CUT_SHORT = """\
+import os, shutil
+_rmtree = shutil.rmtree
+def rmtree(path, *args, **kwargs):
+    if os.path.basename(str(path)).startswith("detlint-diverge-"):
+        open(os.path.join(path, "still-written"), "w").close()
+        for entry in os.scandir(path):
+            if entry.name != "still-written":
+                _rmtree(entry.path, ignore_errors=True) if entry.is_dir() else os.unlink(entry.path)
+        return
+    return _rmtree(path, *args, **kwargs)
+shutil.rmtree = rmtree
 """
 
 
@@ -103,23 +97,19 @@ def test_a_sigterm_during_the_clean_up_of_many_records_leaves_nothing(tmp_path: 
         assert "the records removed" in err
 
 
-@linux_only
 def test_records_that_could_not_be_removed_are_not_said_to_be(tmp_path: Path) -> None:
-    """A process the program left running keeps writing into the records' folder: detlint says
-    where the records were left instead of "removed"."""
-    (tmp_path / "leaves.py").write_text(LEAVES_A_WRITER)
-    writer = tmp_path / "writer.pid"
+    """The records' folder is still there after detlint's removal: detlint says where the records
+    were left instead of "removed"."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(RMTREE_CUT_SHORT)
+    (tmp_path / "plain.py").write_text("print('trained')\n")
     temp = private_temp(tmp_path)
-    try:
-        proc = bounded([sys.executable, "-m", "detlint", "diverge", "--runs", "2", "--", sys.executable, "leaves.py",
-                        str(writer)], tmp_path, environment(temp), timeout=300)
-    finally:
-        pid = int(writer.read_text()) if writer.exists() else 0
-        if pid:
-            os.kill(pid, signal.SIGKILL)
-    assert pid, "the program never started its writer"
+    env = {**environment(temp), "PYTHONPATH": f"{hook}{os.pathsep}{ROOT}"}
+    proc = bounded([sys.executable, "-m", "detlint", "diverge", "--runs", "2", "--", sys.executable, "plain.py"],
+                   tmp_path, env, timeout=300)
     left = sorted(temp.glob("detlint-diverge-*"))
-    assert left, "the writer's folder went: nothing was left to report"
+    assert [p.name for p in left[0].iterdir()] == ["still-written"], left
     assert "(removed)" not in proc.stdout, proc.stdout
     assert f"left in {left[0]}" in proc.stdout, proc.stdout + proc.stderr[-2000:]
 

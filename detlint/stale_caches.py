@@ -26,8 +26,10 @@ _VERSION = r"[0-9A-Za-z.+!]+"
 _HEX16 = "[0-9a-f]{16}"
 # facts-{version}-{kb}-{code}; facts-{version}-{kb} before the code digest
 FACTS_FOLDERS = re.compile(rf"facts-{_VERSION}-{_HEX16}(?:-{_HEX16})?")
-# kb-{version}-{code}-{yaml}.json; kb-{version}-{yaml}.json and .pickle before; .kb-XXXXXXXX: a write cut short
-KB_FILES = re.compile(rf"kb-{_VERSION}(?:-{_HEX16})?-[0-9a-f]{{24}}\.(?:json|pickle)|\.kb-[a-z0-9_]{{8}}")
+# kb-{version}-{code}-{yaml}.json; kb-{version}-{yaml}.json and .pickle before; a write cut short:
+# .kb-...json.XXXXXXXX.detlint-tmp (whole_writes), .kb-XXXXXXXX before
+_KB = rf"kb-{_VERSION}(?:-{_HEX16})?-[0-9a-f]{{24}}\.(?:json|pickle)"
+KB_FILES = re.compile(rf"{_KB}|\.{_KB}\.[0-9a-f]{{8}}\.detlint-tmp|\.kb-[a-z0-9_]{{8}}")
 _REMOVING = re.compile(r"\.(.+)\.removing-[0-9a-f]{16}")  # a folder being removed (see _remove_folder)
 
 

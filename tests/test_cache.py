@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, make_linter
 from detlint.knowledge import kb as kb_module
 from detlint.lint.cache import FactsCache
+from detlint.lint.files.whole_writes import TEMP_SUFFIX
 
 TRAIN = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\nmodel.fit(x, y)\n"
 CLEAN = "import os\nprint(os.getcwd())\n"
@@ -90,7 +91,7 @@ def test_concurrent_runs_share_the_cache(project: Path) -> None:
     procs = [subprocess.Popen(cmd, cwd=project, stdout=subprocess.PIPE, text=True) for _ in range(3)]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     assert len(set(outputs)) == 1 and "DET201" in outputs[0]
-    assert not list((project / ".detlint_cache").rglob(".tmp-*"))
+    assert not list((project / ".detlint_cache").rglob(f"*{TEMP_SUFFIX}"))
 
 
 def test_fully_cached_run_does_not_import_libcst(project: Path) -> None:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -16,6 +14,7 @@ from detlint.child_processes import Terminated
 from detlint.divergence import limits
 from detlint.divergence.finder import diverge_command
 from detlint.lint.escapes import shown
+from detlint.lint.files.whole_writes import current_mode, replace_beside
 from detlint.settings.config import seed_arg
 
 EXIT_CODES = {"same": 0, "differ": 1, "incomplete": 2}
@@ -32,29 +31,6 @@ def _report_path(text: str) -> Path:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} holds a folder named {REPORT_NAME!r}")
     return path
-
-
-def _mode(path: Path) -> int:
-    """The permissions the page gets: those of the page it replaces, else what the umask allows."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def _write_report(path: Path, page: str) -> None:
-    """The page in full or not at all: written beside its place, then moved there."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(page)
-        os.chmod(temporary, _mode(path))
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def main(argv: Sequence[str]) -> int:
@@ -103,5 +79,5 @@ def main(argv: Sequence[str]) -> int:
     if args.report:
         from detlint.divergence.html_report import render
 
-        _write_report(args.report, render(report))
+        replace_beside(args.report, render(report).encode("utf-8"), current_mode(args.report))
     return EXIT_CODES[report.verdict]

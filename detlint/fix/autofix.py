@@ -12,7 +12,6 @@ import codecs
 import difflib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -30,6 +29,7 @@ from detlint.lint.files.line_breaks import position, python_lines
 from detlint.lint.files.named_paths import within as _within
 from detlint.lint.files.notebook import Notebook, NotebookError
 from detlint.lint.files.sources import read_regular
+from detlint.lint.files.whole_writes import replace_beside
 from detlint.lint.isolation import run_deep
 
 MAX_PASSES = 6
@@ -221,16 +221,7 @@ def write_preserving(path: Path, text: str, data: bytes, encoding: str, project_
                                "that file too; copy it to make it the project's own)")
         rewrite_in_place(target, payload, data)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".detlint-tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    replace_beside(target, payload, stat.S_IMODE(info.st_mode))
 
 
 def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> list[FileFix]:

@@ -717,25 +717,16 @@ def _read_cached_documents(cached: Path, names: list[str], digest: str) -> Optio
 def _write_cached_documents(cached: Path, names: list[str], digest: str, documents: list[Any]) -> None:
     """Saved only when JSON gives back exactly what YAML gave (no dates, no non-string keys)."""
     import json
-    import tempfile
+    from detlint.lint.files.whole_writes import replace_beside
 
     try:
         text = json.dumps({"digest": digest, "files": names, "documents": documents})
         if json.loads(text)["documents"] != documents:
             return
         cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".kb-")
-    except (OSError, TypeError, ValueError):
+        replace_beside(cached, text.encode("utf-8"), 0o600)
+    except (OSError, TypeError, ValueError):  # a full disk, a file size limit: no half-written copy is left
         return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, cached)
-    except (OSError, ValueError):  # a full disk, a file size limit: no half-written copy is left
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def _parse(files: list[Path], names: list[str], digest: str, documents: list[Any]) -> KnowledgeBase:

@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -28,6 +27,7 @@ from detlint._version import __version__
 from detlint.code_digest import code_digest
 from detlint.lint.facts_json import dump_facts, load_facts
 from detlint.lint.files.sources import read_regular
+from detlint.lint.files.whole_writes import replace_in
 from detlint.lint.ftypes import FileFacts
 from detlint.lint.programs.outline import Outline, outline_from_json, outline_to_json
 from detlint.settings.config import warn
@@ -129,7 +129,7 @@ class FactsCache:
         except OSError:
             return  # a read-only checkout, or a link planted in the cache: no cache for this file
         try:
-            _replace(folder, target.name, data)
+            replace_in(folder, target.name, data)
         except OSError:
             pass  # a full disk: the entry is not written, and no part of it is left
         finally:
@@ -175,24 +175,9 @@ def _read_entry(path: Path) -> bytes:
     return data
 
 
-def _replace(folder: int, name: str, data: bytes) -> None:
-    """``name`` in the open ``folder`` becomes ``data``: a new temporary file (never a link
-    followed), renamed over it; a failed write removes the temporary file."""
-    tmp = f".tmp-{secrets.token_hex(8)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=folder)
-        raise
-
-
 def _tag(folder: int) -> None:
     for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "*\n")):
-        _replace(folder, name, text.encode())
+        replace_in(folder, name, text.encode())
 
 
 def _exists(folder: int, name: str) -> bool:

@@ -7,17 +7,15 @@ whole or kept, and a file hard-linked to it elsewhere is never changed."""
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
 from detlint.lint.files.named_paths import within
+from detlint.lint.files.whole_writes import current_mode, replace_beside, replace_in
 from detlint.settings.config import ConfigError
 
-TEMP_SUFFIX = ".detlint-tmp"
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 # written through the checked folder's descriptor where the platform can (not Windows; os.replace
 # takes the descriptors where os.rename does)
@@ -85,27 +83,6 @@ def check_output_file(name: Optional[str], inputs: list[Path], projects: Iterabl
     return ReportTarget(written.parent, written.name, (info.st_dev, info.st_ino))
 
 
-def _create_beside(target: Path) -> tuple[int, Path]:
-    """A new file in ``target``'s folder, created with the mode a new report would get (0666
-    less the umask); never an existing file or a link."""
-    while True:
-        temp = target.parent / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-        try:
-            return os.open(temp, _NEW, 0o666), temp
-        except FileExistsError:
-            continue
-
-
-def _create_in(folder: int, name: str) -> tuple[int, str]:
-    """``_create_beside`` in the folder open as ``folder``."""
-    while True:
-        temp = f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-        try:
-            return os.open(temp, _NEW, 0o666, dir_fd=folder), temp
-        except FileExistsError:
-            continue
-
-
 def _a_stream(name: str) -> bool:
     """Whether ``name`` is a device, a pipe or a descriptor (``-o /dev/stdout``): written as
     it is, there is no file to replace."""
@@ -128,50 +105,26 @@ def write_report(name: str, text: str, checked: Optional[ReportTarget] = None) -
         folder = os.open(checked.folder, _FOLDER)
     except OSError as exc:
         raise ConfigError(f"-o {name}: cannot write: {exc.strerror or exc}") from None
-    temp = None
     try:
         info = os.fstat(folder)
         if (info.st_dev, info.st_ino) != checked.identity:
             raise ConfigError(f"-o {name}: its folder {checked.folder} was replaced during the run; not written")
-        fd, temp = _create_in(folder, checked.file)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            try:  # a report it replaces keeps its mode
-                os.fchmod(handle.fileno(), os.stat(checked.file, dir_fd=folder, follow_symlinks=False).st_mode & 0o7777)
-            except FileNotFoundError:
-                pass
-            handle.write(text)
-        os.replace(temp, checked.file, src_dir_fd=folder, dst_dir_fd=folder)
-        temp = None
+        mode = current_mode(Path(checked.file), folder)  # a report it replaces keeps its mode
+        replace_in(folder, checked.file, text.encode("utf-8", "backslashreplace"), mode)
     except OSError as exc:
         raise ConfigError(f"-o {name}: cannot write: {exc.strerror or exc}") from None
     finally:
-        if temp is not None:
-            try:
-                os.unlink(temp, dir_fd=folder)
-            except OSError:
-                pass
         os.close(folder)
 
 
 def _write_by_name(name: str, text: str) -> None:
     """``write_report`` where there is no folder to write through (a stream; Windows)."""
     target = Path(os.path.realpath(name))
-    temp = None
     try:
         if _a_stream(name):
             with open(name, "w", encoding="utf-8", errors="backslashreplace") as stream:
                 stream.write(text)
             return
-        fd, temp = _create_beside(target)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(text)
-        try:
-            os.chmod(temp, target.stat().st_mode & 0o7777)  # a report it replaces keeps its mode
-        except FileNotFoundError:
-            pass
-        os.replace(temp, target)
+        replace_beside(target, text.encode("utf-8", "backslashreplace"), current_mode(target))
     except OSError as exc:
         raise ConfigError(f"-o {name}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if temp is not None and os.path.lexists(temp):
-            os.unlink(temp)

@@ -210,7 +210,11 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     settings = load_settings(anchor, cli_settings(args), config_path=args.config, isolated=args.isolated,
                              known_codes=kb.rules, eras=kb.eras, background=not args.show_settings)
     if args.show_settings:
-        out.write(json.dumps(settings.describe(), indent=2) + "\n")
+        shown = settings.describe()
+        if not stdin_mode:  # where a program's own evidence says otherwise than the project's
+            checked = discover(paths, settings, force_exclude=args.force_exclude)
+            shown["programs"] = Linter(settings, kb).program_versions_table(checked)
+        out.write(json.dumps(shown, indent=2) + "\n")
         return 0
     linter = Linter(settings, kb)
     fixed_count = 0

@@ -154,7 +154,9 @@ def test_tf1_code_with_nothing_pinned_is_checked_as_tf1_and_says_so(tmp_path: Pa
     ("from keras.layers import Dense, merge\nmodel.fit_generator(gen)\n", "2.0"),
     # prose and comments are not code
     ("import tensorflow as tf\n# sess = tf.Session()\n    # x = tf.placeholder(tf.float32)\n", "2.21"),
-    ("model.fit_generator(gen)\ntf.config.experimental.enable_op_determinism()\n", "2.15"),
+    ("import tensorflow as tf\nmodel.fit_generator(gen)\ntf.config.experimental.enable_op_determinism()\n", "2.15"),
+    # a file that never imports TensorFlow or Keras says nothing of their era (a PyTorch SGD(lr=))
+    ("import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel.fit_generator(gen)\n", "2.21"),
     ("import keras\nkeras.utils.set_random_seed(1)\ny = keras.ops.relu(x)\n", "2.21"),
 ])
 def test_evidence_of_the_era(tmp_path: Path, text: str, version: str) -> None:
@@ -276,7 +278,8 @@ def test_a_damaged_notebook_cell_is_no_evidence_and_no_crash(tmp_path: Path) -> 
     # a floor is only a minimum for PyTorch: the installed release (or the newest) meets it
     ({"requirements.txt": "torch>=0.4.0\n"}, None, None),
     ({"requirements.txt": "torchvision==0.20\ntorch-geometric\n"}, None, None),
-    ({"requirements.txt": "torch==1.4.0\n"}, "1.7", "older than any version detlint knows; checked as 1.7"),
+    ({"requirements.txt": "torch==1.4.0\n"}, "1.4", "requirements.txt pins torch==1.4.0"),
+    ({"requirements.txt": "torch==0.4.1\n"}, "1.0", "older than any version detlint knows; checked as 1.0"),
 ])
 def test_the_torch_version_comes_from_the_pins(tmp_path: Path, files: dict[str, str], version: str | None,
                                                source: str | None) -> None:
@@ -303,7 +306,7 @@ def test_the_torch_version_from_the_environment_option_and_table(tmp_path: Path)
     shown = json.loads(detlint("--show-settings", "train.py", cwd=tmp_path / "proj").stdout)
     assert (shown["torch-version"], shown["torch-version-source"]) == ("2.9", "pyproject.toml [tool.detlint] torch-version")
     bad = detlint("--torch-version", "3.4", "train.py", cwd=tmp_path / "proj")
-    assert bad.returncode == 2 and "PyTorch 3.4 is outside the versions detlint knows (1.7 to 2.15)" in bad.stderr
+    assert bad.returncode == 2 and "PyTorch 3.4 is outside the versions detlint knows (1.0 to 2.15)" in bad.stderr
 
 
 def test_the_torch_version_decides_the_message_and_fix(tmp_path: Path) -> None:

@@ -27,6 +27,9 @@ class Framework:
     # the imports that start it: environment settings it reads at start-up go before the first
     # of these (``before-<key>-import`` fixes)
     starts: tuple[str, ...] = ()
+    # the top-level modules whose import makes a file this framework's code: only such files are
+    # evidence of its era (``SGD(params, lr=...)`` in a PyTorch file says nothing about Keras)
+    imports: tuple[str, ...] = ()
 
 
 FRAMEWORKS: dict[str, Framework] = {
@@ -36,20 +39,24 @@ FRAMEWORKS: dict[str, Framework] = {
         distributions=("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
                        "tensorflow-intel", "tensorflow-aarch64"),
         option="--tf-version", setting="tensorflow-version",
-        before_oldest="where TensorFlow has no GPU determinism switch", starts=("tensorflow",)),
+        before_oldest="where TensorFlow has no GPU determinism switch", starts=("tensorflow",),
+        imports=("tensorflow", "keras", "tf_keras")),
     "torch": Framework(
         key="torch", title="PyTorch",
-        # 1.7 brought the determinism switch (set_deterministic); 1.8 renamed it
-        releases=(*(f"1.{minor}" for minor in range(7, 14)), *(f"2.{minor}" for minor in range(0, 16))),
+        # 1.7 brought the determinism switch (set_deterministic); 1.8 renamed it. Before 1.7 only
+        # cuDNN's flags exist; 0.4 code is checked as 1.0 (neither has the switch)
+        releases=(*(f"1.{minor}" for minor in range(0, 14)), *(f"2.{minor}" for minor in range(0, 16))),
         distributions=("torch",),
         option="--torch-version", setting="torch-version",
-        before_oldest="where PyTorch has no determinism switch", floor_is_era=False, starts=("torch",)),
+        before_oldest="where PyTorch has no determinism switch", floor_is_era=False, starts=("torch",),
+        imports=("torch",)),
     # what Trainer(deterministic=True) turns on changed in 1.5: cuDNN's flag before, torch's switch after
     "lightning": Framework(
         key="lightning", title="PyTorch Lightning",
         releases=(*(f"1.{minor}" for minor in range(0, 10)), *(f"2.{minor}" for minor in range(0, 7))),
         distributions=("lightning", "pytorch-lightning"),
-        option="--lightning-version", setting="lightning-version", floor_is_era=False),
+        option="--lightning-version", setting="lightning-version", floor_is_era=False,
+        imports=("lightning", "pytorch_lightning")),
     # JAX's API is keyed by jax's minor release (0.4 spanned 2022-2024); jaxlib carries XLA and
     # is released in step with it. XLA reads XLA_FLAGS when the backend starts: a program may
     # import the libraries built on JAX (Flax, Optax, Keras on JAX) before it sets them
@@ -58,7 +65,8 @@ FRAMEWORKS: dict[str, Framework] = {
         releases=tuple(f"0.{minor}" for minor in range(1, 11)),
         distributions=("jax", "jaxlib"),
         option="--jax-version", setting="jax-version", floor_is_era=False,
-        starts=("jax", "flax", "optax", "equinox", "haiku", "orbax", "keras")),
+        starts=("jax", "flax", "optax", "equinox", "haiku", "orbax", "keras"),
+        imports=("jax", "jaxlib", "flax", "optax", "equinox", "haiku")),
 }
 DEFAULT_FRAMEWORK = "tensorflow"  # rules directly under rules/ (a project's own, older layout)
 

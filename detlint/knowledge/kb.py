@@ -219,17 +219,25 @@ class Rule:
 
 @dataclass(frozen=True)
 class Era:
-    """What a text pattern in code says about the TensorFlow (and Keras) it was written for:
+    """What a text pattern in code says about the version of its framework it was written for:
     evidence for the version to check against when nothing pins it (see ``eras.py``)."""
 
     id: str
     evidence: str  # as the settings and messages say it: "tf.Session / tf.placeholder"
     patterns: tuple["re.Pattern[str]", ...]
     unless: tuple["re.Pattern[str]", ...]  # in the same file, the patterns say nothing
-    tensorflow: VersionRange
+    versions: VersionRange  # of ``framework``
     # the version such code was typically written for (fit_generator: TF 2.0, not the newest
     # the range allows); None: the newest the evidence allows
     assume: Optional[Version] = None
+    framework: str = DEFAULT_FRAMEWORK  # the rules folder it came from
+    # where the text is looked for: "code" (code cells, comment lines left out) or "notebook"
+    # (the whole saved notebook, outputs included: a warning printed from a tensorflow_core path)
+    scope: str = "code"
+
+    @property
+    def tensorflow(self) -> VersionRange:  # the name TensorFlow's entries use
+        return self.versions
 
 
 @dataclass
@@ -304,10 +312,13 @@ class _Reader:
 
     def era(self, spec: Any, where: str) -> Era:
         self.expect(isinstance(spec, dict), where, "expected a mapping")
-        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "assume"}
+        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "versions", "assume", "scope"}
         self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
-        for key in ("id", "evidence", "text", "tensorflow"):
+        for key in ("id", "evidence", "text"):
             self.expect(key in spec, where, f"missing field {key!r}")
+        range_key = "tensorflow" if "tensorflow" in spec else "versions"
+        self.expect(range_key in spec, where, "missing field 'versions'")
+        self.expect(spec.get("scope", "code") in ("code", "notebook"), f"{where}.scope", "expected code or notebook")
 
         def patterns(value: Any, key: str) -> tuple["re.Pattern[str]", ...]:
             value = [value] if isinstance(value, str) else (value or [])
@@ -321,8 +332,9 @@ class _Reader:
 
         return Era(id=str(spec["id"]), evidence=str(spec["evidence"]), patterns=patterns(spec["text"], "text"),
                    unless=patterns(spec.get("unless"), "unless"),
-                   tensorflow=self.version_range(spec["tensorflow"], f"{where}.tensorflow"),
-                   assume=Version.parse(str(spec["assume"])) if spec.get("assume") is not None else None)
+                   versions=self.version_range(spec[range_key], f"{where}.{range_key}"),
+                   assume=Version.parse(str(spec["assume"])) if spec.get("assume") is not None else None,
+                   framework=self.framework, scope=str(spec.get("scope", "code")))
 
     def version_range(self, text: Any, where: str) -> VersionRange:
         try:
@@ -476,7 +488,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
     unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules", "eras"}  # x-: YAML anchors
     reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
     for i, spec in enumerate(data.get("eras") or []):
-        into["eras"][str(i) + path.name] = reader.era(spec, f"era #{i}")
+        into["eras"][f"{relative}#{i}"] = reader.era(spec, f"era #{i}")
 
     for name, spec in (data.get("groups") or {}).items():
         where = f"group {name}"

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import re
 import string
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
-from detlint.settings.config import Settings
+from detlint.settings.config import Settings, Target
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
 from detlint.knowledge.versions import Version
@@ -42,11 +43,32 @@ class Evaluator:
         self.not_training_path: Callable[[Path], bool] = lambda path: False
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
+        self._targets: Optional[dict[str, Target]] = None  # see versions()
 
     # ---- helpers -------------------------------------------------------------------------------
+    @contextmanager
+    def versions(self, targets: Optional[dict[str, Target]]) -> Iterator[None]:
+        """Judge with ``targets`` (one program's versions, settings/program_versions.py) inside
+        the block; None keeps the project's."""
+        before, self._targets = self._targets, targets
+        try:
+            yield
+        finally:
+            self._targets = before
+
+    def target(self, key: str) -> Target:
+        return (self._targets or self.settings.targets)[key]
+
     def version(self, owner: Any) -> Version:
         """The target version of the framework a rule, op or matcher belongs to."""
-        return self.settings.version_of(owner.framework)
+        return self.target(owner.framework).version
+
+    @property
+    def keras_major(self) -> int:
+        """Keras 2 or 3 as configured or pinned, else as the TensorFlow being judged ships it."""
+        if self.settings.keras_set is not None:
+            return self.settings.keras_set
+        return 2 if self.target("tensorflow").version < Version(2, 16) else 3
 
     def rule_on(self, rule: Rule) -> bool:
         return rule.versions.contains(self.version(rule))
@@ -102,7 +124,7 @@ class Evaluator:
         fix = self.effective_fix(rule, matcher, pretty(hit.api))
         at_hit = line is None
         span = hit.span
-        assumed = self.settings.targets[rule.framework].assumed
+        assumed = self.target(rule.framework).assumed
         if assumed and self.version_dependent(rule):
             message += f" ({assumed}; pin {rule.framework} to be sure)"
         return Diagnostic(
@@ -227,11 +249,11 @@ class Evaluator:
         """Keras 2 or 3 for these files: tf_keras or TF_USE_LEGACY_KERAS=1 mean Keras 2 even
         on TF >= 2.16, unless keras-version was configured explicitly."""
         if self.settings.keras_source.endswith("keras-version"):
-            return self.settings.keras_major
+            return self.keras_major
         if any("tf_keras" in getattr(f, "keras_flavours", ()) for f in facts) or any(
                 h.owner == "group:legacy-keras" for h in hits):
             return 2
-        return self.settings.keras_major
+        return self.keras_major
 
     def program_diagnostics(self, program: Program, display: str, where: Any, facts_of: Any,
                             training: bool = True, sites_in: Optional[Path] = None,
@@ -413,7 +435,7 @@ class Evaluator:
             else pretty(first.hit.api)
         use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
-                         version=self.version(rule), keras=self.settings.keras_major, fix=self.fix_text(rule),
+                         version=self.version(rule), keras=self.keras_major, fix=self.fix_text(rule),
                          seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
                          value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
                          use_at=where_of(use.path, use.hit.span[0]), program=program_name)

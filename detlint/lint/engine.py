@@ -12,7 +12,10 @@ from detlint.lint.flow import gradients
 from detlint.knowledge import kb as kb_module
 from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
-from detlint.settings.config import Settings, not_training
+from detlint.knowledge.frameworks import FRAMEWORKS
+from detlint.knowledge.versions import Version
+from detlint.settings.config import Settings, Target, not_training
+from detlint.settings.program_versions import ProgramVersions
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -126,6 +129,8 @@ class Linter:
         self.kb = kb or kb_module.load()
         self.evaluator = Evaluator(self.kb, settings)
         self.evaluator.not_training_path = self.not_training
+        self.program_versions = ProgramVersions(settings, self.kb.eras)
+        self._module_targets: dict[Path, dict[str, Target]] = {}
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
@@ -399,8 +404,40 @@ class Linter:
         if self.not_training(program.entry):
             return False
         if trains is None:
-            trains = self.evaluator.trains(program, self.facts_of)
+            with self.evaluator.versions(self.targets_of(program)):
+                trains = self.evaluator.trains(program, self.facts_of)
         return trains
+
+    # ---- versions per program ------------------------------------------------------------------
+    def targets_of(self, program: Program) -> dict[str, Target]:
+        """The framework versions a program is judged at (settings/program_versions.py)."""
+        return self.program_versions.for_program(program.entry, program.modules)
+
+    def module_targets(self, path: Path) -> dict[str, Target]:
+        """A library module's versions: the lowest of the programs that run it, else what its own
+        file and folder say. Worked out when a rule first asks."""
+        module = real(path)
+        if module not in self._module_targets:
+            lowest: list[dict[str, Target]] = []
+
+            def decide(key: str) -> tuple[Version, str, str]:
+                if not lowest:
+                    programs = [self.targets_of(p) for p in self.programs_reaching(module)]
+                    lowest.append(self.program_versions.lowest(programs) if programs
+                                  else self.program_versions.for_program(module, [module]))
+                found = lowest[0][key]
+                return found.version, found.source, found.assumed
+
+            targets: dict[str, Target] = {}
+            for key in FRAMEWORKS:
+                base = self.settings.targets[key]
+                if base.explicit:
+                    targets[key] = base
+                    continue
+                targets[key] = Target(base.version)
+                targets[key].decide_later(lambda key=key: decide(key))
+            self._module_targets[module] = targets
+        return self._module_targets[module]
 
     def display(self, path: Path) -> str:
         try:
@@ -447,13 +484,15 @@ class Linter:
             entry = self.is_entry(path, facts)
             built = self._entry_programs.pop(real(path), None)
             program = (built or self.builder.build(path)) if entry else None
-            # an inference-only program is not asked about backprop; a library module may be trained
-            trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
-            training = not self.not_training(path) and (
-                self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
-            diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training)
-            if program is not None:
-                diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
+            targets = self.targets_of(program) if program is not None else self.module_targets(path)
+            with self.evaluator.versions(targets):
+                # an inference-only program is not asked about backprop; a library module may be trained
+                trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
+                training = not self.not_training(path) and (
+                    self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
+                diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training)
+                if program is not None:
+                    diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)
                 seen = {(d.code, d.line, d.col) for d in diags}
                 diags += [d for d in self._site_diagnostics(path, facts, display, program)
@@ -479,8 +518,10 @@ class Linter:
             if program is own or program.entry == real(path) or not self.program_trains(program):
                 continue
             name = f"the program {self._relative(program.entry)}"
-            for diag in self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
-                                                           sites_in=real(path), program_name=name):
+            with self.evaluator.versions(self.targets_of(program)):
+                found_here = self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
+                                                                sites_in=real(path), program_name=name)
+            for diag in found_here:
                 key = (diag.code, diag.line, diag.col)
                 found.setdefault(key, []).append(program)
                 first.setdefault(key, diag)
@@ -491,8 +532,9 @@ class Linter:
                 continue
             others = len(programs) - 1
             name = f"the program {self._relative(programs[0].entry)} (and {others} other{'s' if others > 1 else ''})"
-            again = self.evaluator.program_diagnostics(programs[0], display, self.where, self.facts_of,
-                                                       sites_in=real(path), program_name=name)
+            with self.evaluator.versions(self.targets_of(programs[0])):
+                again = self.evaluator.program_diagnostics(programs[0], display, self.where, self.facts_of,
+                                                           sites_in=real(path), program_name=name)
             out.extend(d for d in again if (d.code, d.line, d.col) == key)
         return out
 
@@ -661,6 +703,32 @@ class Linter:
                 continue
             out.append(diag)
         return sorted(out, key=Diagnostic.sort_key)
+
+    def program_versions_table(self, files: list[Path], jobs: int = 1,
+                               cache: Optional[FactsCache] = None) -> dict[str, dict[str, str]]:
+        """For --show-settings: the programs among ``files`` whose versions differ from the
+        project's, each with those versions and where they came from."""
+        from detlint.knowledge.frameworks import framework
+
+        table: dict[str, dict[str, str]] = {}
+        try:
+            self.prefetch(files, jobs, cache)
+            for path in files:
+                facts = self.facts_of(path)
+                if facts is None or facts.error is not None or not self.is_entry(path, facts):
+                    continue
+                program = self._entry_programs.get(real(path)) or self._program_for(real(path))
+                row: dict[str, str] = {}
+                imported = {m for module in program.modules for m in getattr(self.facts_of(module), "frameworks", ())}
+                for key, target in self.targets_of(program).items():
+                    base = self.settings.targets[key]
+                    if imported & set(framework(key).imports) and (target.version, target.source) != (base.version, base.source):
+                        row[framework(key).setting], row[f"{framework(key).setting}-source"] = str(target.version), target.source
+                if row:
+                    table[self._relative(path)] = row
+        finally:
+            self.close()
+        return table
 
     def run(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None) -> Result:
         result = Result(files=len(files))

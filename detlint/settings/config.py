@@ -92,6 +92,7 @@ class Target:
     the program is built, and is waited for when a rule first asks for the version."""
 
     def __init__(self, version: Version, source: str = NEWEST_SOURCE, assumed: str = "") -> None:
+        self.explicit = False  # set by the user (settings or command line): used as it is everywhere
         self._version, self._source = version, source
         self._assumed = assumed  # set when the version was inferred from the code: messages say so
         self._pending: Optional[Callable[[], Optional[tuple[Version, str, str]]]] = None
@@ -391,6 +392,7 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             version = parse_version_option(value, f"{where}: {key}", fw.key)
             source = fw.option if where == "command line" else f"{where} {key}"
             settings.targets[fw.key].set(version, source)
+            settings.targets[fw.key].explicit = True
             continue
         if key == "seed":
             try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
+from detlint.knowledge.frameworks import framework
 from detlint.knowledge.kb import Era
 from detlint.knowledge.versions import Version, known_versions
 from detlint.lint.files.sources import read_regular
@@ -33,10 +34,11 @@ class EraGuess:
     version: Version  # the one to check against: what such code was typically written for
     evidence: tuple[str, ...]  # what was seen (tf.placeholder, fit_generator), most files first
     files: int  # how many files gave evidence
-    share: float = 1.0  # of the files that use TensorFlow or Keras
+    share: float = 1.0  # of the files that use the framework
+    key: str = "tensorflow"
 
     def describe(self) -> str:
-        return f"TensorFlow {self.version} assumed from {', '.join(self.evidence[:3])} use " \
+        return f"{framework(self.key).title} {self.version} assumed from {', '.join(self.evidence[:3])} use " \
                f"({self.files} file{'s' if self.files != 1 else ''}); nothing pins it"
 
 
@@ -141,7 +143,16 @@ def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     return found
 
 
-_USES_FRAMEWORK = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:tensorflow|keras|tf_keras)\b", re.MULTILINE)
+_IMPORTS: dict[str, "re.Pattern[str]"] = {}
+
+
+def uses_framework(text: str, key: str) -> bool:
+    """Does the text import framework ``key`` (one of its modules, at a line's start)?"""
+    pattern = _IMPORTS.get(key)
+    if pattern is None:
+        names = "|".join(re.escape(m) for m in framework(key).imports or (key,))
+        pattern = _IMPORTS[key] = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:" + names + r")\b", re.MULTILINE)
+    return bool(pattern.search(text))
 _PRINTS_TF_VERSION = re.compile(r"\b(?:tf|tensorflow)\.(?:__version__|version\.VERSION)\b")
 _OTHER_VERSION = re.compile(r"\b(?!tf\b|tensorflow\b)\w+\.__version__")
 _VERSION_TEXT = re.compile(r"^\s*['\"]?v?(\d+\.\d+)\.\d+")
@@ -168,28 +179,53 @@ def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
     return None
 
 
-def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
+def _allows(era: Era, version: Version, oldest: Version) -> bool:
+    """Does the era allow ``version``? An era wholly before the oldest known release (PyTorch
+    0.3 code) allows that release: it is checked there, where no switch exists either."""
+    if era.versions.contains(version):
+        return True
+    return version == oldest and not era.versions.contains(oldest) and era.versions.contains(Version(0, 0)) \
+        if oldest > Version(0, 0) else False
+
+
+def file_era(path: Path, raw: str, eras: Sequence[Era], key: str = "tensorflow"
+             ) -> Optional[tuple[tuple[Version, ...], list[tuple[Optional[Era], str]]]]:
+    """What one file's code says about the versions of framework ``key`` it runs on: the known
+    versions all its evidence allows and the evidence; None without evidence (or with evidence
+    that contradicts itself). Only a file that imports the framework speaks for it."""
+    eras = [era for era in eras if era.framework == key]
+    # comments hold no import line, and taking text away finds nothing the whole text lacks:
+    # most files of a large project give no evidence, and are not stripped
+    if not eras or not uses_framework(code_text(path, raw) if path.suffix == ".ipynb" else raw, key):
+        return None
+    found: list[tuple[Optional[Era], str]] = []
+    code_eras = [era for era in eras if era.scope == "code"]
+    if path.suffix == ".ipynb" or file_evidence(raw, code_eras):
+        found = list(file_evidence(code_text(path, raw), code_eras))
+    if path.suffix == ".ipynb":
+        found += file_evidence(raw, [era for era in eras if era.scope == "notebook"])
+    known = known_versions(key)
+    allowed = tuple(v for v in known if all(_allows(era, v, known[0]) for era, _ in found if era))
+    printed = printed_tf_version(raw) if path.suffix == ".ipynb" and key == "tensorflow" else None
+    if printed is not None and printed[0] in allowed:  # the version it ran with, if known
+        allowed, found = (printed[0],), [*found, (None, printed[1])]
+    return (allowed, found) if found and allowed else None
+
+
+def code_era(files: Iterable[Path], eras: Sequence[Era], key: str = "tensorflow") -> Optional[EraGuess]:
     """The versions the code's evidence allows: the ones most files allow (all files, when they
     agree; a repository with a TF1 folder and a larger TF2 folder is checked as TF2)."""
-    if not eras:
+    if not any(era.framework == key for era in eras):
         return None
-    known = known_versions()
+    known = known_versions(key)
     found_in: list[tuple[tuple[Version, ...], list[tuple[Optional[Era], str]]]] = []
     framework_files = 0
     for path in files:
         raw = _raw(path)
-        # comments hold no import line, and taking text away finds nothing the whole text lacks:
-        # most files of a large project give no evidence, and are not stripped
-        framework_files += bool(_USES_FRAMEWORK.search(raw))
-        found: list[tuple[Optional[Era], str]] = []
-        if path.suffix == ".ipynb" or file_evidence(raw, eras):
-            found = list(file_evidence(code_text(path, raw), eras))
-        allowed = tuple(v for v in known if all(era.tensorflow.contains(v) for era, _ in found if era))
-        printed = printed_tf_version(raw) if path.suffix == ".ipynb" else None
-        if printed is not None and printed[0] in allowed:  # the version it ran with, if known
-            allowed, found = (printed[0],), [*found, (None, printed[1])]
-        if found and allowed:  # evidence, and none that contradicts itself
-            found_in.append((allowed, found))
+        framework_files += uses_framework(code_text(path, raw) if path.suffix == ".ipynb" else raw, key)
+        evidence = file_era(path, raw, eras, key)
+        if evidence is not None:
+            found_in.append(evidence)
     if not found_in:
         return None
     # the versions the most files allow (all of them, when the evidence agrees): TF 2 seeding in
@@ -200,4 +236,4 @@ def code_era(files: Iterable[Path], eras: Sequence[Era]) -> Optional[EraGuess]:
     seen = Counter(text for found in agreeing for _, text in found)
     typical = [era.assume for found in agreeing for era, _ in found if era and era.assume in chosen]
     return EraGuess(chosen, min(typical) if typical else chosen[-1], tuple(text for text, _ in seen.most_common()),
-                    len(agreeing), len(agreeing) / max(framework_files, len(agreeing)))
+                    len(agreeing), len(agreeing) / max(framework_files, len(agreeing)), key)

@@ -17,25 +17,12 @@ from typing import Any, Callable, Iterator, Optional
 
 from detlint.knowledge.frameworks import framework
 from detlint.settings.tomlfile import TomlError, parse_toml
-from detlint.knowledge.versions import Version, VersionRange, known_versions, lowest_allowed, newest_known
+from detlint.knowledge.versions import Version, known_versions, newest_known
+from detlint.settings.requirements import allowed, allows_minor, canonical, pins_of, readable
 from detlint.lint.files.named_paths import home_folder
 from detlint.lint.files.sources import read_regular
 
 TF_DISTRIBUTIONS = framework("tensorflow").distributions
-# a package name ends where a name cannot go on: `tensorflow-datasets` and `keras-tuner` are not
-# TensorFlow or Keras
-_END = r"(?![\w.-])"
-
-
-def _requirement_of(names: tuple[str, ...]) -> "re.Pattern[str]":
-    """A requirement line naming one of ``names``: (name, extras, specifier)."""
-    return re.compile(r"^\s*(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + ")" + _END +
-                      r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
-
-
-_TF_REQ = _requirement_of(TF_DISTRIBUTIONS)
-_KERAS_REQ = re.compile(r"^\s*(keras|keras-core|keras_core|tf-keras|tf_keras)" + _END +
-                        r"\s*(\[[^\]]*\])?\s*([^;#]*)", re.IGNORECASE)
 DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Pipfile")
 MAX_BYTES = 1 << 20
 
@@ -177,13 +164,38 @@ def setup_py_requirements(text: str) -> list[str]:
     return deps
 
 
+_INCLUDE = re.compile(r"^\s*(?:-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+)(\S+)")
+MAX_INCLUDES = 20
+
+
+def _requirements_file(path: Path, folder: Path, name: str, seen: Optional[set[Path]] = None) -> list[tuple[str, str]]:
+    """A requirements file's lines, with those of the files it includes (``-r base.txt``, ``-c``)
+    as pip reads them: relative to the including file, each once, inside ``folder``'s tree."""
+    seen = set() if seen is None else seen
+    real = path.resolve()
+    if real in seen or len(seen) >= MAX_INCLUDES:
+        return []
+    seen.add(real)
+    out: list[tuple[str, str]] = []
+    for line in _read(path).splitlines():
+        include = _INCLUDE.match(line)
+        if include is None:
+            out.append((line, name))
+            continue
+        target = (path.parent / include.group(1)).resolve()
+        if target.is_file() and (target.parent == folder.resolve() or folder.resolve() in target.parents
+                                 or target.parent in folder.resolve().parents):
+            out.extend(_requirements_file(target, folder, f"{name} (via {include.group(1)})", seen))
+    return out
+
+
 def requirement_lines(folder: Path, warn: Warn) -> list[tuple[str, str]]:
     """(requirement, file it came from), from every dependency file of ``folder``."""
     found: list[tuple[str, str]] = []
     if (folder / "pyproject.toml").is_file():
         found.extend((d, "pyproject.toml") for d in pyproject_requirements(folder / "pyproject.toml", warn))
     for req in sorted(folder.glob("requirements*.txt")):
-        found.extend((line, req.name) for line in _read(req).splitlines())
+        found.extend(_requirements_file(req, folder, req.name))
     for name, reader in (("setup.py", setup_py_requirements), ("setup.cfg", str.splitlines),
                          ("environment.yml", conda_requirements), ("environment.yaml", conda_requirements)):
         if (folder / name).is_file():
@@ -193,27 +205,25 @@ def requirement_lines(folder: Path, warn: Warn) -> list[tuple[str, str]]:
     return found
 
 
-def _pins(lines: list[tuple[str, str]], pattern: "re.Pattern[str]") -> Iterator[tuple[str, str, str]]:
-    """(package, version specifier, where) for each pin of ``pattern``'s package (a bare name too)."""
-    for line, where in lines:
-        match = pattern.match(line)
-        if match:
-            yield match.group(1), match.group(3).strip(), where
+def _pins(lines: list[tuple[str, str]], names: tuple[str, ...]) -> Iterator[tuple[str, str, str]]:
+    """(package, version specifier, where) for each requirement naming one of ``names`` (PEP 503
+    names: ``tensorflow_gpu`` is ``tensorflow-gpu``; a bare name too)."""
+    for pin in pins_of(lines, names):
+        yield pin.name, pin.spec, pin.where
 
 
 def pinned_version(spec: str, key: str = "tensorflow") -> Optional[tuple[Version, str]]:
     """The version a specifier means for checking: the oldest known release it allows (the one
     the code must work on). A pin older than every known release means the oldest known one, and
     says so; None when the specifier allows every version (a bare name) or cannot be read."""
-    found = lowest_allowed(spec, key)
-    if found is not None:
-        return (found, "") if spec.strip() else None
-    try:
-        rng = VersionRange.parse(spec)
-    except ValueError:
+    if not spec.strip() or not readable(spec):
         return None
-    oldest, newest = known_versions(key)[0], newest_known(key)
-    if any(rng.contains(Version(major, minor)) for major in range(oldest.major + 1) for minor in range(100)
+    releases = known_versions(key)
+    found = allowed(spec, releases)
+    if found:
+        return found[0], ""
+    oldest, newest = releases[0], newest_known(key)
+    if any(allows_minor(spec, Version(major, minor)) for major in range(oldest.major + 1) for minor in range(30)
            if Version(major, minor) < oldest):
         about = framework(key).before_oldest
         return oldest, f"older than any version detlint knows; checked as {oldest}" + (f", {about}" if about else "")
@@ -229,7 +239,7 @@ def pinned_framework_version(folder: Path, key: str, warn: Warn) -> Optional[tup
     """The version of framework ``key`` the dependency files of ``folder`` pin, and where."""
     if key == "tensorflow":
         return pinned_tf_version(folder, warn)
-    for package, spec, where in _pins(requirement_lines(folder, warn), _requirement_of(framework(key).distributions)):
+    for package, spec, where in _pins(requirement_lines(folder, warn), framework(key).distributions):
         if not framework(key).floor_is_era and _floor_only(spec):
             continue  # a minimum, met by the installed or newest release
         found = pinned_version(spec, key)
@@ -239,18 +249,22 @@ def pinned_framework_version(folder: Path, key: str, warn: Warn) -> Optional[tup
     return None
 
 
+_KERAS_2 = [Version(2, minor) for minor in range(0, 16)]
+_KERAS_3 = [Version(3, minor) for minor in range(0, 30)]
+
+
 def pinned_tf_version(folder: Path, warn: Warn) -> Optional[tuple[Version, str]]:
     """The TensorFlow version the dependency files of ``folder`` pin, and where."""
     lines = requirement_lines(folder, warn)
-    for package, spec, where in _pins(lines, _TF_REQ):
+    for package, spec, where in _pins(lines, TF_DISTRIBUTIONS):
         found = pinned_version(spec)
         if found is not None:
             version, note = found
             return version, f"{where} pins {package}{spec}" + (f" ({note})" if note else "")
-    for package, spec, where in _pins(lines, _KERAS_REQ):
+    for package, spec, where in _pins(lines, ("keras",)):
         # multi-backend Keras up to 2.2 ran on TensorFlow 1 only
-        old = re.match(r"\s*(?:==|~=|<=|<)\s*2\.([0-2])\b", spec)
-        if package.lower() == "keras" and old:
+        versions = allowed(spec, _KERAS_2 + _KERAS_3) if spec.strip() else []
+        if versions and max(versions) <= Version(2, 2):
             return Version(1, 15), f"{where} pins keras{spec}, which runs on TensorFlow 1 (1.15 assumed)"
     return None
 
@@ -258,17 +272,15 @@ def pinned_tf_version(folder: Path, warn: Warn) -> Optional[tuple[Version, str]]
 def pinned_keras_major(folder: Path, warn: Warn) -> Optional[tuple[int, str]]:
     """Keras 3 for ``keras-core`` or ``keras>=3``; Keras 2 for ``keras<3`` and ``tf-keras``
     (Keras 2 kept for TF >= 2.16). keras-tuner, keras-hub and the like are not Keras pins."""
-    for package, spec, where in _pins(requirement_lines(folder, warn), _KERAS_REQ):
-        name = package.lower().replace("_", "-")
+    for package, spec, where in _pins(requirement_lines(folder, warn), ("keras", "keras-core", "tf-keras")):
+        name = canonical(package)
         if name == "keras-core":
             return 3, f"{where} requires keras-core (Keras 3)"
         if name == "tf-keras":
             return 2, f"{where} requires {package} (Keras 2 on TensorFlow)"
-        numbers = re.findall(r"(>=|==|~=|>|<=|<)\s*(\d+)", spec)
-        if numbers:
-            op, major = numbers[0][0], int(numbers[0][1])
-            three = major >= 3 if op in (">=", "==", "~=", ">") else major > 3
-            return (3 if three else 2), f"{where} pins keras{spec}"
+        versions = allowed(spec, _KERAS_2 + _KERAS_3) if spec.strip() else []
+        if versions:  # the oldest it allows: the one the code must work on
+            return versions[0].major, f"{where} pins keras{spec}"
     return None
 
 

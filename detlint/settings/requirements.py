@@ -1,0 +1,96 @@
+"""Requirement lines read the way pip reads them (``packaging``): PEP 503 names
+(``tensorflow_gpu``, ``Tensorflow-GPU``), pre-releases (``1.4.0rc1``), extras, environment
+markers, ``~=``/``===``, and which of a framework's minor releases a specifier allows."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version as PepVersion
+
+from detlint.knowledge.versions import Version
+
+# patch releases tried per minor release (a specifier allows a minor when it allows any of them)
+_PATCHES = (*(str(p) for p in range(0, 21)), "0rc0", "0rc1", "0rc2", "0b1", "0a0")
+_OPTION = re.compile(r"^\s*-")  # -r, -e, --index-url, ...
+_COMMENT = re.compile(r"(^|\s)#.*$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str  # as written: "tensorflow_gpu"
+    canonical: str  # PEP 503: "tensorflow-gpu"
+    spec: str  # the specifier, "" for none: "==1.4.0rc1", ">=2.1,<2.8"
+    where: str  # the file it came from
+
+
+def canonical(name: str) -> str:
+    return canonicalize_name(name)
+
+
+def parse_line(line: str, where: str = "") -> Optional[Pin]:
+    """The requirement a line names, or None (a comment, an option, a URL-only line)."""
+    text = _COMMENT.sub("", line).strip()
+    if not text or _OPTION.match(text):
+        return None
+    text = text.rstrip("\\").strip()
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        # what pip would reject but people write: "tensorflow = 2.4", "tensorflow 1.15"
+        loose = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*=?\s*(\d[\w.*]*)\s*$", text)
+        if not loose:
+            return None
+        return Pin(loose.group(1), canonical(loose.group(1)), "==" + loose.group(3), where)
+    # the specifier as written (packaging sorts its clauses), for messages
+    written = re.match(r"^[A-Za-z0-9._-]+\s*(?:\[[^\]]*\])?\s*\(?([^;@)]*)", text)
+    spec = written.group(1).strip() if written else ""
+    return Pin(req.name, canonical(req.name), spec if readable(spec) else str(req.specifier), where)
+
+
+def _specifiers(spec: str) -> Optional[SpecifierSet]:
+    try:
+        return SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+
+
+def allows_minor(spec: str, minor: Version) -> bool:
+    """Does the specifier allow some release of ``minor`` (``2.4`` for ``~=2.4.1``, ``1.4`` for
+    ``==1.4.0rc1``)? An unreadable specifier allows nothing."""
+    found = _specifiers(spec)
+    if found is None:
+        return False
+    for patch in _PATCHES:
+        try:
+            candidate = PepVersion(f"{minor.major}.{minor.minor}.{patch}")
+        except InvalidVersion:  # pragma: no cover - the patches above are all valid
+            continue
+        if found.contains(candidate, prereleases=True):
+            return True
+    return False
+
+
+def allowed(spec: str, releases: Iterable[Version]) -> list[Version]:
+    """The releases a specifier allows, in the order given."""
+    return [v for v in releases if allows_minor(spec, v)]
+
+
+def readable(spec: str) -> bool:
+    return _specifiers(spec) is not None
+
+
+def pins_of(lines: Iterable[tuple[str, str]], names: Iterable[str]) -> list[Pin]:
+    """The requirements among ``lines`` ((line, file) pairs) that name one of ``names`` (compared
+    as PEP 503 names, so ``tensorflow_gpu`` is ``tensorflow-gpu``)."""
+    wanted = {canonical(n) for n in names}
+    out = []
+    for line, where in lines:
+        pin = parse_line(line, where)
+        if pin is not None and pin.canonical in wanted:
+            out.append(pin)
+    return out

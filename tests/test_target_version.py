@@ -214,15 +214,15 @@ def notebook(*cells: tuple[str, list[str]]) -> str:
 
 
 def test_a_notebook_that_printed_its_tensorflow_version_says_it(tmp_path: Path) -> None:
+    """The version is the notebook's own (tests/test_program_versions.py): the project's stays
+    what its pins, environment and code say."""
     write(tmp_path, {".git/HEAD": "", "lesson.ipynb": notebook(
         ("import tensorflow as tf\nprint(tf.__version__)", ["2.3.0\n"]),
         ("model.fit(x, y)", ["Epoch 1/1\n"]))})
-    settings = settings_of(tmp_path)
-    assert str(settings.tf_version) == "2.3"
-    assert settings.tf_version_source.startswith("TensorFlow 2.3 assumed from tf.__version__ printed as 2.3.0")
-    # a cell that prints several versions says nothing about which is TensorFlow's
-    write(tmp_path, {"lesson.ipynb": notebook(("print(np.__version__, tf.__version__)", ["1.19.2 2.3.0\n"]))})
     assert str(settings_of(tmp_path).tf_version) != "2.3"
+    shown = json.loads(detlint(".", "--show-settings", cwd=tmp_path).stdout)["programs"]["lesson.ipynb"]
+    assert shown["tensorflow-version"] == "2.3"
+    assert shown["tensorflow-version-source"] == "tf.__version__ printed as 2.3.0"
 
 
 def test_a_notebooks_prose_is_no_evidence(tmp_path: Path) -> None:

@@ -153,32 +153,6 @@ def uses_framework(text: str, key: str) -> bool:
         names = "|".join(re.escape(m) for m in framework(key).imports or (key,))
         pattern = _IMPORTS[key] = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:" + names + r")\b", re.MULTILINE)
     return bool(pattern.search(text))
-_PRINTS_TF_VERSION = re.compile(r"\b(?:tf|tensorflow)\.(?:__version__|version\.VERSION)\b")
-_OTHER_VERSION = re.compile(r"\b(?!tf\b|tensorflow\b)\w+\.__version__")
-_VERSION_TEXT = re.compile(r"^\s*['\"]?v?(\d+\.\d+)\.\d+")
-
-
-def printed_tf_version(text: str) -> Optional[tuple[Version, str]]:
-    """A notebook's saved output of ``print(tf.__version__)``: the version it last ran with."""
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError, RecursionError):
-        return None
-    for cell in cells if isinstance(cells, list) else []:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell_source(cell)
-        if not _PRINTS_TF_VERSION.search(source) or _OTHER_VERSION.search(source):
-            continue
-        for output in cell.get("outputs") or []:
-            data = output.get("text") or (output.get("data") or {}).get("text/plain") if isinstance(output, dict) else None
-            lines = data if isinstance(data, list) else [str(data or "")]
-            found = _VERSION_TEXT.match(lines[0]) if lines else None
-            if found:
-                return Version.parse(found.group(1)), f"tf.__version__ printed as {found.group(0).strip()}"
-    return None
-
-
 def _allows(era: Era, version: Version, oldest: Version) -> bool:
     """Does the era allow ``version``? An era wholly before the oldest known release (PyTorch
     0.3 code) allows that release: it is checked there, where no switch exists either."""
@@ -206,9 +180,7 @@ def file_era(path: Path, raw: str, eras: Sequence[Era], key: str = "tensorflow"
         found += file_evidence(raw, [era for era in eras if era.scope == "notebook"])
     known = known_versions(key)
     allowed = tuple(v for v in known if all(_allows(era, v, known[0]) for era, _ in found if era))
-    printed = printed_tf_version(raw) if path.suffix == ".ipynb" and key == "tensorflow" else None
-    if printed is not None and printed[0] in allowed:  # the version it ran with, if known
-        allowed, found = (printed[0],), [*found, (None, printed[1])]
+    # what a notebook printed is its own version (stated_versions.py), not a vote for others'
     return (allowed, found) if found and allowed else None
 
 

@@ -1,0 +1,214 @@
+"""Framework versions per program: what a notebook states, a program's own code era, its folder's
+pins, evidence kept to its own framework, a library module at the lowest of its programs, and
+requirement lines read the way pip reads them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from detlint.knowledge.versions import Version
+from detlint.settings.pins import pinned_framework_version, pinned_tf_version
+from detlint.settings.stated_versions import stated_versions
+
+TF1 = """\
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 8, 8, 1])
+h = tf.layers.conv2d(x, 4, 3)
+train_op = tf.train.AdamOptimizer().minimize(tf.reduce_mean(h))
+with tf.Session() as sess:
+    sess.run(train_op)
+"""
+TF2 = """\
+import tensorflow as tf
+
+tf.random.set_seed(1)
+model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])
+model.compile("adam", "mse")
+model.fit(x, y)
+"""
+TORCH = """\
+import torch
+
+model = torch.nn.Conv2d(3, 8, 3)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in data:
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+"""
+
+
+def notebook(*cells: tuple[str, str]) -> str:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": source,
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": out}] if out else []}
+        for source, out in cells]})
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def run(*args: str, cwd: Path, tool: str = "detlint") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    command = [sys.executable, "-m", "detlint", "--no-cache"] if tool == "detlint" else [sys.executable, "-m", "flake8"]
+    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, env={**env, "NO_COLOR": "1"},
+                          timeout=180)
+
+
+def lines_of(out: str, prefix: str, code: str) -> list[str]:
+    return [line for line in out.splitlines() if line.lstrip("./").startswith(prefix) and f" {code} " in line]
+
+
+# ---- what a notebook states ---------------------------------------------------------------------
+@pytest.mark.parametrize("cells, expected", [
+    ([("import torch\nprint(torch.__version__)", "1.0.0\n")], {"torch": "1.0"}),
+    ([("%watermark -v -p torch,numpy", "CPython 3.7.1\ntorch 1.10.1\nnumpy 1.21.0\n")], {"torch": "1.10"}),
+    ([("%load_ext watermark\n%watermark -p tensorflow", "tensorflow     : 1.2.0\n")], {"tensorflow": "1.2"}),
+    ([("!pip install -q tensorflow-gpu==2.0.0-beta1", "")], {"tensorflow": "2.0"}),
+    ([("!pip install flax", "Successfully installed flax-0.1.0 jax-0.1.69 jaxlib-0.1.47\n")], {"jax": "0.1"}),
+    ([("!pip install torch", "Requirement already satisfied: torch in /usr/lib/python3.6/dist-packages (1.4.0)\n")],
+     {"torch": "1.4"}),
+    ([("%tensorflow_version 1.x", "")], {"tensorflow": "1.15"}),
+    ([("print('TensorFlow version:', tf.__version__)", "TensorFlow version: 2.2.0\n")], {"tensorflow": "2.2"}),
+    # negatives: two versions in one unlabelled line, another library's version, a floor, prose
+    ([("print(tf.__version__, np.__version__)", "2.3.0 1.18.5\n")], {}),
+    ([("import numpy as np\nprint(np.__version__)", "1.19.2\n")], {}),
+    ([("!pip install 'torch>=1.4'", "")], {}),
+    ([("# pip install torch==1.4.0", "")], {}),
+])
+def test_what_a_notebook_states(cells: list[tuple[str, str]], expected: dict[str, str]) -> None:
+    found = {key: str(version) for key, (version, _) in stated_versions(notebook(*cells)).items()}
+    assert found == expected
+
+
+# ---- requirements as pip reads them -------------------------------------------------------------
+@pytest.mark.parametrize("text, version, note", [
+    ("tensorflow_gpu==1.3.0\n", "1.13", "older than any version detlint knows"),
+    ("Tensorflow-GPU==2.4.1\n", "2.4", ""),
+    ("tensorflow==1.4.0rc1\n", "1.13", "older than any version detlint knows"),
+    ("tensorflow[and-cuda]==2.15.0; sys_platform == 'linux'\n", "2.15", ""),
+    ("tensorflow~=2.4.1\n", "2.4", ""),
+    ("tensorflow===2.6.0\n", "2.6", ""),
+    ("tensorflow >= 2.3.0rc0, < 2.5\n", "2.3", ""),
+    ("-r base.txt\nnumpy\n", "2.9", "via base.txt"),
+    ("tensorflow-datasets==4.0\ntensorflow-hub\n", None, ""),
+])
+def test_requirement_lines_are_read_as_pip_reads_them(tmp_path: Path, text: str, version: str | None, note: str) -> None:
+    write(tmp_path, {"requirements.txt": text, "base.txt": "tensorflow==2.9.1  # the base\n"})
+    found = pinned_tf_version(tmp_path, print)
+    assert (str(found[0]) if found else None) == version
+    assert found is None or note in found[1]
+
+
+def test_a_pytorch_pin_before_the_oldest_known_release_is_checked_there(tmp_path: Path) -> None:
+    write(tmp_path, {"requirements.txt": "torch==0.4.1\n"})
+    assert pinned_framework_version(tmp_path, "torch", print)[0] == Version(1, 0)
+    write(tmp_path, {"requirements.txt": "torch>=0.4.1\n"})  # a floor: a minimum, not the version
+    assert pinned_framework_version(tmp_path, "torch", print) is None
+
+
+# ---- versions per program, end to end ------------------------------------------------------------
+def test_a_mixed_era_repository_gets_versions_per_program(tmp_path: Path) -> None:
+    """One TF1 lesson among TF2 programs, a notebook that printed TF 1.2, one that printed torch
+    1.0, PyTorch 0.3 code: each is checked at its own version, and flake8 agrees on the scripts."""
+    write(tmp_path, {
+        ".git/HEAD": "", "tf1/lesson.py": TF1, "tf2/a.py": TF2, "tf2/b.py": TF2, "tf2/c.py": TF2,
+        "nbs/tf12.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "1.2.0\n"),
+                                   ("model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n"
+                                    "model.compile('adam', 'mse')\nmodel.fit(x, y)", "")),
+        "nbs/torch10.ipynb": notebook(("import torch\nprint(torch.__version__)", "1.0.0\n"), (TORCH, "")),
+        "old/train.py": TORCH + "    print(loss.data[0])\n",
+        "new/train.py": TORCH.replace("model = ", "model = torch.compile(").replace("3, 8, 3)", "3, 8, 3))"),
+    })
+    out = run(".", cwd=tmp_path).stdout
+    assert "TF_CUDNN_DETERMINISTIC" in lines_of(out, "tf1/lesson.py", "DET201")[0]
+    assert all("enable_op_determinism()" in line for line in lines_of(out, "tf2/", "DET201"))
+    assert "no deterministic cuDNN mode before TF 1.14" in lines_of(out, "nbs/tf12.ipynb", "DET202")[0]
+    for program in ("nbs/torch10.ipynb", "old/train.py"):
+        det602 = lines_of(out, program, "DET602")[0]
+        assert "PyTorch 1.0" in det602 and "torch.backends.cudnn.deterministic = True" in det602
+    assert "use_deterministic_algorithms(True)" in lines_of(out, "new/train.py", "DET602")[0]
+    shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    programs = shown["programs"]
+    assert programs["tf1/lesson.py"]["tensorflow-version"] == "1.15"
+    assert programs["nbs/tf12.ipynb"]["tensorflow-version"] == "1.13"
+    assert "printed as 1.2.0" in programs["nbs/tf12.ipynb"]["tensorflow-version-source"]
+    assert programs["old/train.py"]["torch-version"] == "1.0"
+    assert "tf2/a.py" not in programs  # the same as the project's
+    flake8 = run("--select", "DET", "tf1", "tf2", "old", cwd=tmp_path, tool="flake8").stdout
+    cli = run("tf1", "tf2", "old", cwd=tmp_path).stdout
+    assert sorted(line.lstrip("./") for line in flake8.splitlines()) == sorted(
+        line for line in cli.splitlines() if line[:1] not in ("", "F") and ":" in line and " DET" in line)
+
+
+def test_evidence_belongs_to_its_framework(tmp_path: Path) -> None:
+    """A PyTorch repository's SGD(params, lr=...) is no Keras evidence: TensorFlow's version is
+    not 'assumed from SGD(lr= use', and no TensorFlow note reaches a PyTorch finding."""
+    write(tmp_path, {".git/HEAD": "", "train.py": TORCH, "other.py": TORCH})
+    shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    assert "assumed" not in shown["tensorflow-version-source"] and shown["programs"] == {}
+    out = run(".", cwd=tmp_path).stdout
+    assert "TensorFlow" not in out and "DET602" in out
+
+
+def test_a_folder_pin_the_code_cannot_run_on_gives_way_to_the_code(tmp_path: Path) -> None:
+    """tf.Session code under a folder pinned to TF 2.4 (a requirements file written later) is
+    checked as TF1; a pin the code allows (1.14) is used as it is."""
+    write(tmp_path, {".git/HEAD": "", "a/requirements.txt": "tensorflow==2.4\n", "a/train.py": TF1,
+                     "b/requirements.txt": "tensorflow-gpu==1.14.0\n", "b/train.py": TF1})
+    out = run(".", cwd=tmp_path).stdout
+    a, b = lines_of(out, "a/train.py", "DET201")[0], lines_of(out, "b/train.py", "DET201")[0]
+    assert "TF 1.15" in a and "TensorFlow 1.15 assumed from tf.placeholder use" in a
+    assert "TF 1.14" in b and "assumed" not in b
+
+
+def test_a_library_module_is_checked_at_the_lowest_version_of_its_programs(tmp_path: Path) -> None:
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "model.py": "import tensorflow as tf\n\ndef build():\n    return tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n",
+        "old.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "2.3.0\n"),
+                              ("from model import build\nm = build()\nm.compile('adam', 'mse')\nm.fit(x, y)", "")),
+        "new.py": "import tensorflow as tf\nfrom model import build\nm = build()\nm.compile('adam', 'mse')\nm.fit(x, y)\n",
+    })
+    out = run(".", cwd=tmp_path).stdout
+    assert "TF_DETERMINISTIC_OPS" in lines_of(out, "old.ipynb", "DET201")[0]
+    assert "enable_op_determinism" in lines_of(out, "new.py", "DET201")[0]
+
+
+def test_keras3_programs_on_three_backends_in_one_repository(tmp_path: Path) -> None:
+    body = ("import keras\nmodel = keras.Sequential([keras.layers.Conv2D(4, 3), keras.layers.Dense(2)])\n"
+            "model.compile('adam', 'mse')\nmodel.fit(x, y)\n")
+    backend = "import os\nos.environ['KERAS_BACKEND'] = '{}'\n"
+    write(tmp_path, {".git/HEAD": "", "requirements.txt": "keras>=3\n",
+                     "on_jax.py": backend.format("jax") + body, "on_torch.py": backend.format("torch") + body,
+                     "on_tf.py": backend.format("tensorflow") + body})
+    out = run(".", cwd=tmp_path).stdout
+    assert lines_of(out, "on_jax.py", "DET701") and not lines_of(out, "on_jax.py", "DET201")
+    assert lines_of(out, "on_torch.py", "DET602") and not lines_of(out, "on_torch.py", "DET201")
+    assert lines_of(out, "on_tf.py", "DET201") and not lines_of(out, "on_tf.py", "DET701")
+
+
+def test_a_jax_program_written_for_an_old_release_is_checked_there(tmp_path: Path) -> None:
+    old = textwrap.dedent("""\
+        import jax
+        from jax.experimental import stax, optimizers
+        init, apply = stax.serial(stax.Dense(8))
+        grads = jax.grad(loss)(params)
+        """)
+    new = "import jax\nkey = jax.random.key(0)\ngrads = jax.grad(loss)(params)\nparams = jax.tree.map(lambda p, g: p - g, params, grads)\n"
+    write(tmp_path, {".git/HEAD": "", "old.py": old, "new.py": new})
+    programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
+    assert programs["old.py"]["jax-version"] == "0.2"
+    assert "new.py" not in programs or programs["new.py"]["jax-version"] != "0.2"

@@ -212,3 +212,45 @@ def test_a_jax_program_written_for_an_old_release_is_checked_there(tmp_path: Pat
     programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
     assert programs["old.py"]["jax-version"] == "0.2"
     assert "new.py" not in programs or programs["new.py"]["jax-version"] != "0.2"
+
+
+# ---- devices per program ---------------------------------------------------------------------
+def test_programs_that_never_run_on_a_gpu_get_no_gpu_findings(tmp_path: Path) -> None:
+    """CUDA_VISIBLE_DEVICES hidden in code or with %env, JAX kept on the CPU, JAX asked for TPUs:
+    no GPU-kernel findings there; the same programs with a GPU keep theirs; seeds still count."""
+    jax_training = "import jax\nimport optax\ngrads = jax.grad(loss)(params)\nparams = optax.apply_updates(params, grads)\n"
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "torch_cpu.py": 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = ""\n' + TORCH,
+        "torch_gpu.py": TORCH,
+        "torch_cpu.ipynb": notebook(("%env CUDA_VISIBLE_DEVICES=-1", ""), (TORCH, "")),
+        "tf_cpu.py": 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "-1"\n' + TF2,
+        "jax_tpu.py": 'import jax\ndevices = jax.devices("tpu")\n' + jax_training,
+        "jax_cpu.py": 'import jax\njax.config.update("jax_platforms", "cpu")\n' + jax_training,
+        "jax_gpu.py": jax_training,
+    })
+    out = run(".", cwd=tmp_path).stdout
+    gpu_codes = ("DET201", "DET202", "DET602", "DET603", "DET701")
+    for program in ("torch_cpu.py", "torch_cpu.ipynb", "tf_cpu.py", "jax_tpu.py", "jax_cpu.py"):
+        assert not any(lines_of(out, program, code) for code in gpu_codes), program
+    assert lines_of(out, "torch_gpu.py", "DET602") and lines_of(out, "jax_gpu.py", "DET701")
+    assert lines_of(out, "torch_cpu.py", "DET601")  # the seed still matters on the CPU
+
+
+# ---- environment from launchers ----------------------------------------------------------------
+def test_what_a_launcher_sets_counts_for_the_program_it_starts(tmp_path: Path) -> None:
+    """A Slurm script's export, a Makefile recipe's inline variable and a Dockerfile ENV hold for
+    the programs they start (or, for the Dockerfile, every program under its folder); a program no
+    launcher starts keeps its findings."""
+    jax_training = "import jax\nimport optax\ngrads = jax.grad(loss)(params)\nparams = optax.apply_updates(params, grads)\n"
+    write(tmp_path, {
+        ".git/HEAD": "", "train.py": TORCH, "other.py": TORCH, "jx.py": jax_training, "jx_plain.py": jax_training,
+        "svc/serve_train.py": "import random\n" + TORCH.replace("model = ", "random.seed(0)\nmodel = "),
+        "scripts/job.sbatch": "#!/bin/bash\n#SBATCH --gres=gpu:1\nexport CUDA_VISIBLE_DEVICES=\\\n\nsrun python train.py \\\n  --epochs 3\n",
+        "Makefile": "run:\n\t@XLA_FLAGS=--xla_gpu_deterministic_ops=true python jx.py\n",
+        "svc/Dockerfile": "FROM python:3.11\nENV CUDA_VISIBLE_DEVICES=-1 OTHER=1\n",
+    })
+    out = run(".", cwd=tmp_path).stdout
+    assert not lines_of(out, "train.py", "DET602") and lines_of(out, "other.py", "DET602")
+    assert not lines_of(out, "jx.py", "DET701") and lines_of(out, "jx_plain.py", "DET701")
+    assert not lines_of(out, "svc/serve_train.py", "DET602")

@@ -15,7 +15,9 @@ from detlint.lint.cache import FactsCache
 from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.knowledge.versions import Version
 from detlint.settings.config import Settings, Target, not_training
+from detlint.settings.launchers import Launchers
 from detlint.settings.program_versions import ProgramVersions
+from detlint.lint.conditions import check
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -153,6 +155,8 @@ class Linter:
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]),
                                       self.outline_of)
         self.builder.provider_tokens = provider_tokens(self.kb)
+        self.launchers = Launchers(real(settings.project_root))
+        self.builder.launch_hits = self.launch_hits
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
@@ -407,6 +411,19 @@ class Linter:
             with self.evaluator.versions(self.targets_of(program)):
                 trains = self.evaluator.trains(program, self.facts_of)
         return trains
+
+    def launch_hits(self, entry: Path) -> list[Hit]:
+        """What the project's launchers set for this program, as hits of the groups that read
+        those variables (a switch, a flag, a backend) at the entry's first line. Rules that report
+        an assignment where it is written do not see them: the launcher is not the entry."""
+        hits = []
+        for setting in self.launchers.for_program(entry):
+            for owner, index in self.kb.index["env"].get(setting.name, ()):
+                matcher = self.kb.matcher(owner, index)
+                if owner.startswith("group:") and (matcher.value is None or check(matcher.value, setting.value)):
+                    hits.append(Hit(owner, index, setting.name, 1, 0, 1, 0, None,
+                                    detail=f"launcher:{setting.value}@{setting.where}"))
+        return hits
 
     # ---- versions per program ------------------------------------------------------------------
     def targets_of(self, program: Program) -> dict[str, Target]:

@@ -139,6 +139,8 @@ class ProgramBuilder:
         self.resolver = resolver
         self.outline_of = outline_of  # None: every imported module is parsed
         self.provider_tokens: frozenset[str] = frozenset()  # see outline.provider_tokens
+        # the hits of what the program's launchers set (settings/launchers.py), by entry
+        self.launch_hits: Optional[Callable[[Path], list[Hit]]] = None
 
     def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
         """(line, file) of every project module ``path`` imports."""
@@ -189,6 +191,11 @@ class ProgramBuilder:
         entry = entry.resolve()
         program = Program(entry=entry)
         self._trace(program, local_only)
+        if not local_only and self.launch_hits is not None:
+            # what its launchers set holds before its first line runs
+            started = [TraceHit(hit, entry, 0, 0, True) for hit in self.launch_hits(entry)]
+            program.trace[:0] = started
+            program.all_hits[:0] = started
         return program
 
     # ---- the trace -----------------------------------------------------------------------------

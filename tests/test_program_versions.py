@@ -82,8 +82,11 @@ def lines_of(out: str, prefix: str, code: str) -> list[str]:
      {"torch": "1.4"}),
     ([("%tensorflow_version 1.x", "")], {"tensorflow": "1.15"}),
     ([("print('TensorFlow version:', tf.__version__)", "TensorFlow version: 2.2.0\n")], {"tensorflow": "2.2"}),
-    # negatives: two versions in one unlabelled line, another library's version, a floor, prose
-    ([("print(tf.__version__, np.__version__)", "2.3.0 1.18.5\n")], {}),
+    # several versions printed together, in the order the cell names them
+    ([("print(tf.__version__, np.__version__)", "2.3.0 1.18.5\n")], {"tensorflow": "2.3"}),
+    ([("print(torch.__version__)\nprint(torchvision.__version__)", "0.4.0\n0.2.1\n")], {"torch": "0.4"}),
+    # negatives: versions that cannot be told apart, another library's version, a floor, prose
+    ([("print(tf.__version__, np.__version__)", "versions: 2.3.0\n")], {}),
     ([("import numpy as np\nprint(np.__version__)", "1.19.2\n")], {}),
     ([("!pip install 'torch>=1.4'", "")], {}),
     ([("# pip install torch==1.4.0", "")], {}),
@@ -175,16 +178,24 @@ def test_a_folder_pin_the_code_cannot_run_on_gives_way_to_the_code(tmp_path: Pat
 
 
 def test_a_library_module_is_checked_at_the_lowest_version_of_its_programs(tmp_path: Path) -> None:
+    """A loss module run by a Keras 2 era script (fit_generator: TF 2.0) and by a script on the
+    installed TF: its fused softmax cross-entropy (no deterministic GPU kernel before TF 2.6) is
+    reported at 2.0, and the finding says the version is the lowest of its programs'."""
     write(tmp_path, {
         ".git/HEAD": "",
-        "model.py": "import tensorflow as tf\n\ndef build():\n    return tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n",
-        "old.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "2.3.0\n"),
-                              ("from model import build\nm = build()\nm.compile('adam', 'mse')\nm.fit(x, y)", "")),
-        "new.py": "import tensorflow as tf\nfrom model import build\nm = build()\nm.compile('adam', 'mse')\nm.fit(x, y)\n",
+        "model.py": "import tensorflow as tf\n\ndef loss(labels, logits):\n"
+                    "    return tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)\n",
+        "old/train.py": "import tensorflow as tf\nfrom model import loss\nm = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n"
+                        "m.compile('adam', loss)\nm.fit_generator(batches)\n",
+        "apps/new.py": "import tensorflow as tf\nfrom model import loss\ntf.keras.utils.set_random_seed(1)\n"
+                       "m = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n"
+                       "m.compile('adam', loss)\nm.fit(x, y)\n",
     })
     out = run(".", cwd=tmp_path).stdout
-    assert "TF_DETERMINISTIC_OPS" in lines_of(out, "old.ipynb", "DET201")[0]
-    assert "enable_op_determinism" in lines_of(out, "new.py", "DET201")[0]
+    assert "TF_CUDNN_DETERMINISTIC" in lines_of(out, "old/train.py", "DET201")[0]
+    assert "enable_op_determinism" in lines_of(out, "apps/new.py", "DET201")[0]
+    det202 = lines_of(out, "model.py", "DET202")
+    assert det202 and "TF 2.0" in det202[0] and "the lowest TensorFlow of the 2 programs" in det202[0], out
 
 
 def test_keras3_programs_on_three_backends_in_one_repository(tmp_path: Path) -> None:
@@ -254,3 +265,35 @@ def test_what_a_launcher_sets_counts_for_the_program_it_starts(tmp_path: Path) -
     assert not lines_of(out, "train.py", "DET602") and lines_of(out, "other.py", "DET602")
     assert not lines_of(out, "jx.py", "DET701") and lines_of(out, "jx_plain.py", "DET701")
     assert not lines_of(out, "svc/serve_train.py", "DET602")
+
+
+def test_nearer_evidence_for_programs_whose_own_code_says_nothing(tmp_path: Path) -> None:
+    """A lesson whose code shows no era takes what the notebooks beside it printed; a pin kept in
+    a setup/ folder (no code there) holds for the programs beside and below it; wrapping tensors
+    in Variable marks PyTorch code written before the determinism switch, unless a pin says
+    otherwise; DataLoader's generator= fix only from PyTorch 1.6; no TensorFlow note on a
+    PyTorch program's finding."""
+    variable = TORCH.replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n").replace(
+        "model(x)", "model(Variable(x))")
+    loader = ("import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\nfrom torch.autograd import Variable\n"
+              "loader = DataLoader(data, batch_size=8, shuffle=True)\nx = np.random.rand(3)\n" + TORCH.split("\n", 1)[1])
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "lessons/a.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "1.2.0\n"), (TF2, "")),
+        "lessons/b.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "1.4.0\n"), (TF2, "")),
+        "lessons/c.py": TF2.replace("tf.random.set_seed(1)\n", ""),
+        "course/setup/requirements.txt": "tensorflow==2.3.0\n", "course/week1/train.py": TF2.replace("tf.random.set_seed(1)\n", ""),
+        "torch_old/train.py": variable, "torch_pinned/requirements.txt": "torch==1.9.0\n", "torch_pinned/train.py": variable,
+        "torch_loader/train.py": loader, "keras_era.py": "import tensorflow as tf\nmodel.fit_generator(g)\n",
+    })
+    out = run(".", cwd=tmp_path).stdout
+    assert "no deterministic cuDNN mode before TF 1.14" in lines_of(out, "lessons/c.py", "DET202")[0]
+    assert "TF_DETERMINISTIC_OPS" in lines_of(out, "course/week1/train.py", "DET201")[0]
+    assert "cudnn.deterministic = True" in lines_of(out, "torch_old/train.py", "DET602")[0]
+    assert "use_deterministic_algorithms(True)" in lines_of(out, "torch_pinned/train.py", "DET602")[0]
+    det606 = lines_of(out, "torch_loader/train.py", "DET606")[0]
+    assert "torch.manual_seed(42) before it draws" in det606 and "generator=" not in det606.split(";")[-1]
+    assert not [line for line in out.splitlines() if line.startswith("torch_") and "TensorFlow" in line]
+    programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
+    assert "the programs beside it" in programs["lessons/c.py"]["tensorflow-version-source"]
+    assert programs["course/week1/train.py"]["tensorflow-version-source"].startswith("setup/requirements.txt pins")

@@ -234,6 +234,9 @@ class Era:
     # where the text is looked for: "code" (code cells, comment lines left out) or "notebook"
     # (the whole saved notebook, outputs included: a warning printed from a tensorflow_core path)
     scope: str = "code"
+    # a guess about when such code was written, not a limit on where it runs: it outweighs the
+    # installed version, never a pin
+    hint: bool = False
 
     @property
     def tensorflow(self) -> VersionRange:  # the name TensorFlow's entries use
@@ -312,7 +315,7 @@ class _Reader:
 
     def era(self, spec: Any, where: str) -> Era:
         self.expect(isinstance(spec, dict), where, "expected a mapping")
-        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "versions", "assume", "scope"}
+        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "versions", "assume", "scope", "hint"}
         self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
         for key in ("id", "evidence", "text"):
             self.expect(key in spec, where, f"missing field {key!r}")
@@ -334,7 +337,7 @@ class _Reader:
                    unless=patterns(spec.get("unless"), "unless"),
                    versions=self.version_range(spec[range_key], f"{where}.{range_key}"),
                    assume=Version.parse(str(spec["assume"])) if spec.get("assume") is not None else None,
-                   framework=self.framework, scope=str(spec.get("scope", "code")))
+                   framework=self.framework, scope=str(spec.get("scope", "code")), hint=bool(spec.get("hint", False)))
 
     def version_range(self, text: Any, where: str) -> VersionRange:
         try:

@@ -44,17 +44,20 @@ class Evaluator:
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
         self._targets: Optional[dict[str, Target]] = None  # see versions()
+        self._uses: Optional[frozenset[str]] = None
 
     # ---- helpers -------------------------------------------------------------------------------
     @contextmanager
-    def versions(self, targets: Optional[dict[str, Target]]) -> Iterator[None]:
+    def versions(self, targets: Optional[dict[str, Target]], uses: Optional[frozenset[str]] = None) -> Iterator[None]:
         """Judge with ``targets`` (one program's versions, settings/program_versions.py) inside
-        the block; None keeps the project's."""
-        before, self._targets = self._targets, targets
+        the block; None keeps the project's. ``uses``: the frameworks the program imports; a
+        finding names an assumed version only of those (no TensorFlow note in a PyTorch program)."""
+        before = self._targets, self._uses
+        self._targets, self._uses = targets, uses
         try:
             yield
         finally:
-            self._targets = before
+            self._targets, self._uses = before
 
     def target(self, key: str) -> Target:
         return (self._targets or self.settings.targets)[key]
@@ -125,7 +128,7 @@ class Evaluator:
         at_hit = line is None
         span = hit.span
         assumed = self.target(rule.framework).assumed
-        if assumed and self.version_dependent(rule):
+        if assumed and self.version_dependent(rule) and (self._uses is None or rule.framework in self._uses):
             message += f" ({assumed}; pin {rule.framework} to be sure)"
         return Diagnostic(
             code=rule.code, name=rule.name, message=message, path=path,

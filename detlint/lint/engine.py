@@ -430,6 +430,11 @@ class Linter:
         """The framework versions a program is judged at (settings/program_versions.py)."""
         return self.program_versions.for_program(program.entry, program.modules)
 
+    def frameworks_used(self, modules: list[Path]) -> frozenset[str]:
+        """The frameworks (registry keys) these files import."""
+        imported = {m for module in modules for m in getattr(self.facts_of(module), "frameworks", ())}
+        return frozenset(key for key, fw in FRAMEWORKS.items() if imported & set(fw.imports))
+
     def module_targets(self, path: Path) -> dict[str, Target]:
         """A library module's versions: the lowest of the programs that run it, else what its own
         file and folder say. Worked out when a rule first asks."""
@@ -502,7 +507,7 @@ class Linter:
             built = self._entry_programs.pop(real(path), None)
             program = (built or self.builder.build(path)) if entry else None
             targets = self.targets_of(program) if program is not None else self.module_targets(path)
-            with self.evaluator.versions(targets):
+            with self.evaluator.versions(targets, self.frameworks_used(program.modules if program else [path])):
                 # an inference-only program is not asked about backprop; a library module may be trained
                 trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
                 training = not self.not_training(path) and (
@@ -535,7 +540,7 @@ class Linter:
             if program is own or program.entry == real(path) or not self.program_trains(program):
                 continue
             name = f"the program {self._relative(program.entry)}"
-            with self.evaluator.versions(self.targets_of(program)):
+            with self.evaluator.versions(self.targets_of(program), self.frameworks_used(program.modules)):
                 found_here = self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
                                                                 sites_in=real(path), program_name=name)
             for diag in found_here:
@@ -549,7 +554,7 @@ class Linter:
                 continue
             others = len(programs) - 1
             name = f"the program {self._relative(programs[0].entry)} (and {others} other{'s' if others > 1 else ''})"
-            with self.evaluator.versions(self.targets_of(programs[0])):
+            with self.evaluator.versions(self.targets_of(programs[0]), self.frameworks_used(programs[0].modules)):
                 again = self.evaluator.program_diagnostics(programs[0], display, self.where, self.facts_of,
                                                            sites_in=real(path), program_name=name)
             out.extend(d for d in again if (d.code, d.line, d.col) == key)

@@ -93,6 +93,7 @@ class Target:
 
     def __init__(self, version: Version, source: str = NEWEST_SOURCE, assumed: str = "") -> None:
         self.explicit = False  # set by the user (settings or command line): used as it is everywhere
+        self.pinned = False  # taken from a dependency file's pin
         self._version, self._source = version, source
         self._assumed = assumed  # set when the version was inferred from the code: messages say so
         self._pending: Optional[Callable[[], Optional[tuple[Version, str, str]]]] = None
@@ -293,6 +294,7 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], backg
     found = _pinned_upward(settings, "tensorflow", root)
     if found is not None:
         target.set(*found)
+        target.pinned = True
         return
     installed = installed_tf_version(settings.version_root, root)
     if installed is not None:
@@ -331,9 +333,11 @@ def _pinned_upward(settings: Settings, key: str, root: Path) -> Optional[tuple[V
 def _framework_version(settings: Settings, key: str, root: Path) -> None:
     """No version of framework ``key`` in the settings: its pins, else what is installed."""
     assert settings.version_root is not None
-    found = _pinned_upward(settings, key, root) or installed_version(key, settings.version_root, root)
+    pinned = _pinned_upward(settings, key, root)
+    found = pinned or installed_version(key, settings.version_root, root)
     if found:
         settings.targets[key].set(*found)
+        settings.targets[key].pinned = pinned is not None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -16,6 +16,7 @@ checked at the lowest version of the programs that run it (``lowest``).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
@@ -23,9 +24,20 @@ from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.knowledge.kb import Era
 from detlint.knowledge.versions import Version, known_versions
 from detlint.settings.config import Settings, Target, warn
-from detlint.settings.eras import _raw, file_era
-from detlint.settings.pins import pinned_framework_version
+from detlint.settings.eras import _raw, file_era, file_hints
+from detlint.settings.pins import has_dependency_file, pinned_framework_version
 from detlint.settings.stated_versions import stated_versions
+
+
+MAX_SIBLINGS = 200  # files of a folder asked for their versions (a program with no evidence)
+MISSING = object()
+
+
+def _holds_code(folder: Path) -> bool:
+    try:
+        return any(name.endswith((".py", ".ipynb")) for name in os.listdir(folder))
+    except OSError:
+        return True
 
 
 def _clamped(key: str, version: Version, how: str) -> tuple[Version, str]:
@@ -50,6 +62,8 @@ class ProgramVersions:
         self._texts: dict[Path, str] = {}
         self._programs: dict[Path, dict[str, Target]] = {}
         self._folder_pins: dict[tuple[Path, str], Optional[tuple[Version, str]]] = {}
+        self._setup_pins: dict[tuple[Path, str], object] = {}
+        self._sibling_cache: dict[Path, dict[str, object]] = {}
 
     def _text(self, path: Path) -> str:
         if path not in self._texts:
@@ -74,25 +88,35 @@ class ProgramVersions:
 
     def _decide(self, key: str, files: list[Path], base: Target) -> tuple[Version, str, str]:
         entry = files[0]
-        raw = self._text(entry)
         if entry.suffix == ".ipynb":
-            stated = stated_versions(raw).get(key)
+            stated = stated_versions(self._text(entry)).get(key)
             if stated is not None:
                 version, how = _clamped(key, *stated)
                 return version, how, ""
-        era = self._era(key, files)
-        pin = self._folder_pin(key, entry.parent)
-        for found in ((*pin, "") if pin else None, (base.version, base.source, base.assumed)):
-            if found is not None and (era is None or found[0] in era[0]):
-                return found
-        assert era is not None
-        allowed, evidence, assume = era
         title = framework(key).title
-        version = assume if assume in allowed else allowed[-1]
-        said = ", ".join(dict.fromkeys(evidence))
-        name = entry.name
-        return (version, f"{title} {version} assumed from {said} use in {name}",
-                f"{title} {version} assumed from {evidence[0]} use")
+        known = tuple(known_versions(key))
+        era = self._era(key, files)  # what the program's own code allows
+        allowed = era[0] if era else known
+        hinted = self._hints(key, files, allowed)  # when its code was written, as far as it shows
+        soft = hinted or (None if era else self._siblings(key, entry))
+        # a pin the code can run on is the version
+        for pin in (self._folder_pin(key, entry.parent), self._setup_pin(key, entry.parent),
+                    (base.version, base.source) if base.pinned else None):
+            if pin is not None and pin[0] in allowed:
+                return pin[0], pin[1], ""
+        preferred = tuple(v for v in allowed if v in soft[0]) if soft else allowed
+        preferred = preferred or allowed
+        # installed or the newest known, if the code allows it; the project's era guess only for a
+        # program with no evidence of its own (its own code's era is nearer)
+        if base.version in preferred and not (base.assumed and (era or hinted)):
+            return base.version, base.source, base.assumed
+        evidence = (era[1] if era else []) + (soft[1] if soft else [])
+        typical = [v for v in ((era[2],) if era else ()) + ((soft[2],) if soft else ()) if v in preferred]
+        version = min(typical) if typical else preferred[-1]
+        said = ", ".join(dict.fromkeys(evidence)) or "its code"
+        where = entry.name if era or hinted else f"{entry.parent.name or '.'}/ (the programs beside it)"
+        return (version, f"{title} {version} assumed from {said} use in {where}",
+                f"{title} {version} assumed from {evidence[0] if evidence else said} use")
 
     def _era(self, key: str, files: list[Path]) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:
         """The versions the program's own code allows, its evidence, and the version such code
@@ -116,6 +140,85 @@ class ProgramVersions:
         ordered = tuple(v for v in known_versions(key) if v in allowed)
         typical = [v for v in assumes if v in allowed]
         return ordered, evidence, min(typical) if typical else ordered[-1]
+
+    def _hints(self, key: str, files: list[Path], allowed: tuple[Version, ...]
+               ) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:
+        """What the program's hint eras (``hint: true``: when such code was written) suggest
+        within ``allowed``; None when they say nothing."""
+        narrowed, evidence = allowed, []
+        for path in files:
+            found, said = file_hints(path, self._text(path), self.eras, key, narrowed)
+            narrowed, evidence = found, evidence + said
+        if not evidence:
+            return None
+        assumes = [e.assume for e in self.eras if e.framework == key and e.hint and e.assume in narrowed]
+        return narrowed, evidence, min(assumes) if assumes else narrowed[-1]
+
+    def _siblings(self, key: str, entry: Path) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:
+        """For a program whose own code says nothing: what the other programs in its folder state
+        or their code allows (a lesson folder shares an era); the versions most of them allow."""
+        folder = entry.parent
+        if folder not in self._sibling_cache:
+            self._sibling_cache[folder] = {}
+        cache = self._sibling_cache[folder]
+        if key in cache:
+            return cache[key]
+        known = known_versions(key)
+        votes: list[tuple[tuple[Version, ...], str, Optional[Version]]] = []
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith((".py", ".ipynb")))[:MAX_SIBLINGS]
+        except OSError:
+            names = []
+        for name in names:
+            path = folder / name
+            if path == entry or not path.is_file():
+                continue
+            raw = self._text(path)
+            stated = stated_versions(raw).get(key) if name.endswith(".ipynb") else None
+            if stated is not None:
+                version, _ = _clamped(key, *stated)
+                votes.append(((version,), f"{name} ({stated[1]})", version))
+                continue
+            found = file_era(path, raw, self.eras, key)
+            if found is not None:
+                assumes = [era.assume for era, _ in found[1] if era is not None and era.assume in found[0]]
+                votes.append((found[0], f"{found[1][0][1]} in {name}", min(assumes) if assumes else None))
+        if not votes:
+            cache[key] = None
+            return None
+        support = {v: sum(v in allowed for allowed, _, _ in votes) for v in known}
+        chosen = tuple(v for v in known if support[v] == max(support.values()) and support[v] > 0)
+        agreeing = [vote for vote in votes if set(chosen) <= set(vote[0])]
+        typical = [a for _, _, a in agreeing if a is not None and a in chosen]
+        cache[key] = (chosen, [said for _, said, _ in agreeing][:2], min(typical) if typical else chosen[-1])
+        return cache[key]
+
+    def _setup_pin(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
+        """A pin kept apart from the code: a dependency file in a folder that holds no programs
+        (``setup/requirements.txt``, ``docker/requirements.txt``) beside the program's folder or
+        one above it, up to the project root; the nearest first."""
+        root = self.settings.project_root
+        here = folder
+        while True:
+            found = self._setup_pins.get((here, key), MISSING)
+            if found is MISSING:
+                found = None
+                try:
+                    subfolders = sorted(p for p in here.iterdir() if p.is_dir() and not p.name.startswith("."))
+                except OSError:
+                    subfolders = []
+                for sub in subfolders[:MAX_SIBLINGS]:
+                    if has_dependency_file(sub) and not _holds_code(sub):
+                        found = pinned_framework_version(sub, key, warn)
+                        if found is not None:
+                            found = (found[0], f"{sub.name}/{found[1]}")
+                            break
+                self._setup_pins[(here, key)] = found
+            if found is not None:
+                return found  # type: ignore[return-value]
+            if here == root or root not in here.parents:
+                return None
+            here = here.parent
 
     def _folder_pin(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
         """The pin of the nearest folder from ``folder`` up to (not including) the version root,
@@ -150,7 +253,8 @@ class ProgramVersions:
             title = framework(key).title
             note = f"the lowest {title} of the {len(targets)} programs that run this module " \
                    f"({', '.join(str(v) for v in versions)})"
-            out[key] = Target(low.version, f"{low.source}; {note}", low.assumed or f"{title} {low.version}, {note}")
+            out[key] = Target(low.version, f"{low.source}; {note}",
+                              f"{low.assumed}, {note}" if low.assumed else f"{title} {low.version}, {note}")
         return out
 
 

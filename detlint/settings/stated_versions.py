@@ -80,6 +80,16 @@ def _printed(cell: dict, source: str) -> Iterator[tuple[str, Version, str]]:
             key = frameworks.pop()
             yield key, Version(int(bare.group(1)), int(bare.group(2))), \
                 f"{next(iter(modules))}.__version__ printed as {lines[0].strip()}"
+        return
+    # print(torch.__version__, torchvision.__version__): as many versions on the first line or
+    # one per line, in the order the cell names them
+    named = _PRINTS_VERSION.findall(source)
+    numbers = [re.match(_NUMBER, word) for word in " ".join(lines[:len(named)]).split()] if lines else []
+    if frameworks and len(named) > 1 and len(numbers) == len(named) and all(numbers):
+        for module, number in zip(named, numbers):
+            if module in _MODULE_ALIASES:
+                yield _MODULE_ALIASES[module], Version(int(number.group(1)), int(number.group(2))), \
+                    f"{module}.__version__ printed as {number.group(0)}"
 
 
 def _installs(source: str) -> Iterator[tuple[str, Version, str]]:

@@ -297,3 +297,17 @@ def test_nearer_evidence_for_programs_whose_own_code_says_nothing(tmp_path: Path
     programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
     assert "the programs beside it" in programs["lessons/c.py"]["tensorflow-version-source"]
     assert programs["course/week1/train.py"]["tensorflow-version-source"].startswith("setup/requirements.txt pins")
+
+
+def test_keras_backend_set_after_import_chooses_nothing(tmp_path: Path) -> None:
+    body = ("model = keras.Sequential([keras.layers.Conv2D(4, 3)])\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n")
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "early.py": "import os\nos.environ.setdefault('KERAS_BACKEND', 'jax')\nimport keras\n" + body,
+        "late.py": "import keras\nimport os\nos.environ['KERAS_BACKEND'] = 'jax'\n" + body,
+        "late.ipynb": notebook(("import keras", ""), ("%env KERAS_BACKEND=torch", ""), (body, "")),
+    })
+    out = run(".", cwd=tmp_path).stdout
+    assert lines_of(out, "early.py", "DET701") and not lines_of(out, "early.py", "DET108")
+    assert lines_of(out, "late.py", "DET108") and lines_of(out, "late.py", "DET201") and not lines_of(out, "late.py", "DET701")
+    assert lines_of(out, "late.ipynb", "DET108") and not lines_of(out, "late.ipynb", "DET602")

@@ -26,7 +26,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
-                                     "unless-only", "in-methods"}
+                                     "unless-only", "in-methods", "imported-before"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -105,6 +105,11 @@ class Matcher:
     # where ``train_op = opt.minimize(loss)``)
     fetches: tuple[str, ...] = ()
     framework: str = DEFAULT_FRAMEWORK  # whose versions ``versions`` and ``api_versions`` are
+    # an env matcher: True = only when one of these modules was imported earlier in the file
+    # (KERAS_BACKEND set after ``import keras`` does nothing), False = only when none was;
+    # None = either way
+    imported_before: Optional[bool] = None
+    imported_modules: tuple[str, ...] = ()
     # a training call that trains the object it is called on (``model.fit``), not one that trains
     # whatever built a loss (``optimizer.step()``, ``loss.backward()``)
     trains_receiver: bool = False
@@ -383,7 +388,19 @@ class _Reader:
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
             in_methods=tuple(spec.get("in-methods", ())),
+            **self.imported_before(spec.get("imported-before"), f"{where}.imported-before", kind),
         )
+
+    def imported_before(self, value: Any, where: str, kind: str) -> dict[str, Any]:
+        """``{modules: [keras], is: false}``: an env matcher that counts only when none of the
+        modules was imported earlier in the file (true: only when one was)."""
+        if value is None:
+            return {}
+        self.expect(kind == "env", where, "imported-before applies to env matchers only")
+        self.expect(isinstance(value, dict) and set(value) == {"modules", "is"} and isinstance(value["is"], bool)
+                    and isinstance(value["modules"], list) and all(isinstance(m, str) for m in value["modules"]),
+                    where, "expected {modules: [names], is: true|false}")
+        return {"imported_before": value["is"], "imported_modules": tuple(value["modules"])}
 
     def modules(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
         if value is None:

@@ -877,12 +877,21 @@ class Collector(cst.CSTVisitor):
             str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN)
         for owner, i in self.kb.index["env"].get(key, ()):
             matcher = self.kb.matcher(owner, i)
+            if matcher.imported_before is not None and self.imported_before(matcher.imported_modules, stmt) \
+                    != matcher.imported_before:
+                continue
             if value is UNKNOWN and known and matcher.value is not None and set(matcher.value.spec) == {"contains"}:
                 if check(matcher.value, known):
                     self.hit(owner, i, key, stmt, f"{how}:?")
             elif matcher.value is None or check(matcher.value, value):
                 detail = f"{how}:{'?' if value is UNKNOWN else value}"
                 self.hit(owner, i, key, stmt, detail)
+
+    def imported_before(self, modules: tuple[str, ...], stmt: cst.CSTNode) -> bool:
+        """Was one of ``modules`` (or a submodule) imported on an earlier line of this file?"""
+        line = self.pos(stmt)[0]
+        return any(first < line and any(names.within(module, m) for m in modules)
+                   for module, first in self.facts.import_lines.items())
 
     # ---- expressions -------------------------------------------------------------------------
     def visit_Expr(self, node: cst.Expr) -> None:

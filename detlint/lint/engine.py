@@ -420,7 +420,8 @@ class Linter:
         for setting in self.launchers.for_program(entry):
             for owner, index in self.kb.index["env"].get(setting.name, ()):
                 matcher = self.kb.matcher(owner, index)
-                if owner.startswith("group:") and (matcher.value is None or check(matcher.value, setting.value)):
+                if owner.startswith("group:") and not matcher.imported_before \
+                        and (matcher.value is None or check(matcher.value, setting.value)):
                     hits.append(Hit(owner, index, setting.name, 1, 0, 1, 0, None,
                                     detail=f"launcher:{setting.value}@{setting.where}"))
         return hits

@@ -311,3 +311,36 @@ def test_keras_backend_set_after_import_chooses_nothing(tmp_path: Path) -> None:
     assert lines_of(out, "early.py", "DET701") and not lines_of(out, "early.py", "DET108")
     assert lines_of(out, "late.py", "DET108") and lines_of(out, "late.py", "DET201") and not lines_of(out, "late.py", "DET701")
     assert lines_of(out, "late.ipynb", "DET108") and not lines_of(out, "late.ipynb", "DET602")
+
+
+def test_pins_kept_apart_ci_installs_colab_magics_and_tpu_programs(tmp_path: Path) -> None:
+    """A CI configuration that installs a TensorFlow wheel, a conda environment file of another
+    name in a folder without code, Colab's %tensorflow_version 2.x beside TF1 notebooks, an
+    Estimator told to run on a TPU, jax.tree_multimap (gone in JAX 0.3.16), a tensor's .data[0]
+    (a row in every PyTorch, unlike a loss's)."""
+    travis = ("install:\n  - pip install numpy\n  - pip install "
+              "https://storage.googleapis.com/tensorflow/linux/cpu/tensorflow-1.0.0a0-cp34-cp34m-linux_x86_64.whl\n")
+    plain = TF2.replace("tf.random.set_seed(1)\n", "")  # no era of its own
+    write(tmp_path / "ci", {".git/HEAD": "", ".travis.yml": travis, "train.py": plain})
+    write(tmp_path / "envs", {".git/HEAD": "", "environments/dl_env_linux.yml": "name: dl\ndependencies:\n  - tensorflow=2.3.0\n",
+                              "course/train.py": plain})
+    write(tmp_path / "colab", {
+        ".git/HEAD": "",
+        "old1.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "1.13.1\n"), (TF2, "")),
+        "old2.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "1.12.0\n"), (TF2, "")),
+        "new.ipynb": notebook(("%tensorflow_version 2.x\nimport tensorflow as tf", ""), (TF2, "")),
+    })
+    tpu = TF1.replace("with tf.Session() as sess:\n    sess.run(train_op)\n",
+                      "est = tf.contrib.tpu.TPUEstimator(model_fn=model_fn, use_tpu=True)\nest.train(input_fn)\n")
+    write(tmp_path / "tpu", {".git/HEAD": "", "on_tpu.py": tpu, "off_tpu.py": tpu.replace("use_tpu=True", "use_tpu=False")})
+    jax_old = "import jax\nimport optax\ngrads = jax.grad(loss)(params)\nparams = jax.tree_multimap(lambda p, g: p - g, params, grads)\n"
+    write(tmp_path / "mix", {".git/HEAD": "", "old_jax.py": jax_old,
+                             "rows.py": TORCH + "    print(model.weight.data[0])\n"})
+    assert "before TF 1.14" in lines_of(run(".", cwd=tmp_path / "ci").stdout, "train.py", "DET202")[0]
+    assert "TF_DETERMINISTIC_OPS" in lines_of(run(".", cwd=tmp_path / "envs").stdout, "course/train.py", "DET201")[0]
+    colab = json.loads(run(".", "--show-settings", cwd=tmp_path / "colab").stdout)["programs"]
+    assert colab["new.ipynb"]["tensorflow-version"] == "2.2" and colab["old1.ipynb"]["tensorflow-version"] == "1.13"
+    out = run(".", cwd=tmp_path / "tpu").stdout
+    assert not lines_of(out, "on_tpu.py", "DET201") and lines_of(out, "off_tpu.py", "DET201")
+    mix = json.loads(run(".", "--show-settings", cwd=tmp_path / "mix").stdout)["programs"]
+    assert mix["old_jax.py"]["jax-version"] == "0.2" and "rows.py" not in mix

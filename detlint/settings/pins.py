@@ -205,6 +205,48 @@ def requirement_lines(folder: Path, warn: Warn) -> list[tuple[str, str]]:
     return found
 
 
+CI_FILES = (".travis.yml", ".gitlab-ci.yml", "azure-pipelines.yml", ".circleci/config.yml", "tox.ini")
+_PIP_INSTALL = re.compile(r"\b(?:pip3?|python3?\s+-m\s+pip)\s+install\s+([^\n#;&|]*)")
+_CONDA_INSTALL = re.compile(r"\bconda\s+install\s+([^\n#;&|]*)")
+
+
+def ci_requirement_lines(folder: Path) -> list[tuple[str, str]]:
+    """Requirements the folder's CI configuration installs (``pip install tensorflow==1.0.0a0``
+    in .travis.yml, a GitHub workflow step): what the repository's own checks ran on."""
+    files = [folder / name for name in CI_FILES if (folder / name).is_file()]
+    workflows = folder / ".github" / "workflows"
+    if workflows.is_dir():
+        files += sorted(p for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
+    found: list[tuple[str, str]] = []
+    for path in files[:20]:
+        where = path.relative_to(folder).as_posix()
+        text = _read(path)
+        for words in _PIP_INSTALL.findall(text) + _CONDA_INSTALL.findall(text):
+            for word in words.split():
+                word = word.strip("'\"")
+                if word.endswith(".whl"):  # a wheel's file name says its package and version
+                    parts = word.rsplit("/", 1)[-1].split("-")
+                    if len(parts) >= 2:
+                        found.append((f"{parts[0]}=={parts[1]}", where))
+                    continue
+                if word and not word.startswith(("-", "$", ".", "/")) and "://" not in word:
+                    found.append((word.replace("=", "==", 1) if re.match(r"^[\w.-]+=[\d]", word) else word, where))
+    return found
+
+
+def conda_files_lines(folder: Path) -> list[tuple[str, str]]:
+    """Requirements of conda environment files not named environment.yml (``environments/
+    dl_env_linux.yml``): any YAML file with a ``dependencies:`` list."""
+    found: list[tuple[str, str]] = []
+    for path in sorted(folder.glob("*.y*ml"))[:20]:
+        if path.name in ("environment.yml", "environment.yaml") or not path.is_file():
+            continue
+        text = _read(path)
+        if re.search(r"^dependencies\s*:", text, re.MULTILINE):
+            found.extend((line, path.name) for line in conda_requirements(text))
+    return found
+
+
 def _pins(lines: list[tuple[str, str]], names: tuple[str, ...]) -> Iterator[tuple[str, str, str]]:
     """(package, version specifier, where) for each requirement naming one of ``names`` (PEP 503
     names: ``tensorflow_gpu`` is ``tensorflow-gpu``; a bare name too)."""
@@ -235,11 +277,14 @@ def _floor_only(spec: str) -> bool:
     return bool(clauses) and all(c.startswith(">") for c in clauses)  # >= and > only
 
 
-def pinned_framework_version(folder: Path, key: str, warn: Warn) -> Optional[tuple[Version, str]]:
-    """The version of framework ``key`` the dependency files of ``folder`` pin, and where."""
+def pinned_framework_version(folder: Path, key: str, warn: Warn,
+                             lines: Optional[list[tuple[str, str]]] = None) -> Optional[tuple[Version, str]]:
+    """The version of framework ``key`` the dependency files of ``folder`` pin (or ``lines``,
+    requirement lines found elsewhere), and where."""
     if key == "tensorflow":
-        return pinned_tf_version(folder, warn)
-    for package, spec, where in _pins(requirement_lines(folder, warn), framework(key).distributions):
+        return pinned_tf_version(folder, warn, lines)
+    lines = requirement_lines(folder, warn) if lines is None else lines
+    for package, spec, where in _pins(lines, framework(key).distributions):
         if not framework(key).floor_is_era and _floor_only(spec):
             continue  # a minimum, met by the installed or newest release
         found = pinned_version(spec, key)
@@ -253,9 +298,10 @@ _KERAS_2 = [Version(2, minor) for minor in range(0, 16)]
 _KERAS_3 = [Version(3, minor) for minor in range(0, 30)]
 
 
-def pinned_tf_version(folder: Path, warn: Warn) -> Optional[tuple[Version, str]]:
-    """The TensorFlow version the dependency files of ``folder`` pin, and where."""
-    lines = requirement_lines(folder, warn)
+def pinned_tf_version(folder: Path, warn: Warn,
+                      lines: Optional[list[tuple[str, str]]] = None) -> Optional[tuple[Version, str]]:
+    """The TensorFlow version the dependency files of ``folder`` pin (or ``lines``), and where."""
+    lines = requirement_lines(folder, warn) if lines is None else lines
     for package, spec, where in _pins(lines, TF_DISTRIBUTIONS):
         found = pinned_version(spec)
         if found is not None:

@@ -25,7 +25,8 @@ from detlint.knowledge.kb import Era
 from detlint.knowledge.versions import Version, known_versions
 from detlint.settings.config import Settings, Target, warn
 from detlint.settings.eras import _raw, file_era, file_hints
-from detlint.settings.pins import has_dependency_file, pinned_framework_version
+from detlint.settings.pins import (ci_requirement_lines, conda_files_lines, has_dependency_file,
+                                  pinned_framework_version, requirement_lines)
 from detlint.settings.stated_versions import stated_versions
 
 
@@ -195,8 +196,9 @@ class ProgramVersions:
 
     def _setup_pin(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
         """A pin kept apart from the code: a dependency file in a folder that holds no programs
-        (``setup/requirements.txt``, ``docker/requirements.txt``) beside the program's folder or
-        one above it, up to the project root; the nearest first."""
+        (``setup/requirements.txt``, ``environments/dl_env.yml``) beside the program's folder or
+        one above it, else what a CI configuration there installs (``.travis.yml``: ``pip install
+        tensorflow==1.0.0``), up to the project root; the nearest first."""
         root = self.settings.project_root
         here = folder
         while True:
@@ -208,11 +210,15 @@ class ProgramVersions:
                 except OSError:
                     subfolders = []
                 for sub in subfolders[:MAX_SIBLINGS]:
-                    if has_dependency_file(sub) and not _holds_code(sub):
-                        found = pinned_framework_version(sub, key, warn)
+                    if not _holds_code(sub):
+                        lines = (requirement_lines(sub, warn) if has_dependency_file(sub) else []) + conda_files_lines(sub)
+                        found = pinned_framework_version(sub, key, warn, lines) if lines else None
                         if found is not None:
                             found = (found[0], f"{sub.name}/{found[1]}")
                             break
+                if found is None:  # what the repository's CI installs to run its code
+                    lines = ci_requirement_lines(here)
+                    found = pinned_framework_version(here, key, warn, lines) if lines else None
                 self._setup_pins[(here, key)] = found
             if found is not None:
                 return found  # type: ignore[return-value]

@@ -344,3 +344,16 @@ def test_pins_kept_apart_ci_installs_colab_magics_and_tpu_programs(tmp_path: Pat
     assert not lines_of(out, "on_tpu.py", "DET201") and lines_of(out, "off_tpu.py", "DET201")
     mix = json.loads(run(".", "--show-settings", cwd=tmp_path / "mix").stdout)["programs"]
     assert mix["old_jax.py"]["jax-version"] == "0.2" and "rows.py" not in mix
+
+
+def test_early_tensorflow_names_mark_code_written_before_the_switch(tmp_path: Path) -> None:
+    """tf.initialize_all_variables (deprecated in 0.12) or tf.mul (renamed in 1.0) in TF1 code:
+    checked as TF 1.13, where no switch exists, not 1.15; a pin still wins."""
+    early = TF1.replace("with tf.Session()", "init = tf.initialize_all_variables()\nwith tf.Session()")
+    write(tmp_path, {".git/HEAD": "", "early.py": early, "plain.py": TF1,
+                     "pinned/requirements.txt": "tensorflow==1.15.0\n", "pinned/early.py": early})
+    programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
+    assert programs["early.py"]["tensorflow-version"] == "1.13"
+    assert programs["plain.py"]["tensorflow-version"] == "1.15"
+    out = run(".", cwd=tmp_path).stdout
+    assert "TF_CUDNN_DETERMINISTIC" in lines_of(out, "pinned/early.py", "DET201")[0]

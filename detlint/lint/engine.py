@@ -17,7 +17,6 @@ from detlint.knowledge.versions import Version
 from detlint.settings.config import Settings, Target, not_training
 from detlint.settings.launchers import Launchers
 from detlint.settings.program_versions import ProgramVersions
-from detlint.lint.conditions import check
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -416,8 +415,13 @@ class Linter:
         """What the project's launchers set for this program, as hits of the groups that read
         those variables (a switch, a flag, a backend) at the entry's first line. Rules that report
         an assignment where it is written do not see them: the launcher is not the entry."""
-        hits = []
-        for setting in self.launchers.for_program(entry):
+        hits: list[Hit] = []
+        settings = self.launchers.for_program(entry)
+        if not settings:
+            return hits
+        from detlint.lint.conditions import check  # imports libcst: only when a launcher sets something
+
+        for setting in settings:
             for owner, index in self.kb.index["env"].get(setting.name, ()):
                 matcher = self.kb.matcher(owner, index)
                 if owner.startswith("group:") and not matcher.imported_before \

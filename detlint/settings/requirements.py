@@ -7,12 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version as PepVersion
+from typing import TYPE_CHECKING
 
 from detlint.knowledge.versions import Version
+
+if TYPE_CHECKING:  # packaging is imported when a pin is read: detlint.apply() in a training
+    from packaging.specifiers import SpecifierSet  # process reads none
 
 # patch releases tried per minor release (a specifier allows a minor when it allows any of them)
 _PATCHES = (*(str(p) for p in range(0, 21)), "0rc0", "0rc1", "0rc2", "0b1", "0a0")
@@ -29,7 +29,8 @@ class Pin:
 
 
 def canonical(name: str) -> str:
-    return canonicalize_name(name)
+    """The PEP 503 form of a distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def parse_line(line: str, where: str = "") -> Optional[Pin]:
@@ -38,6 +39,8 @@ def parse_line(line: str, where: str = "") -> Optional[Pin]:
     if not text or _OPTION.match(text):
         return None
     text = text.rstrip("\\").strip()
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement:
@@ -52,7 +55,9 @@ def parse_line(line: str, where: str = "") -> Optional[Pin]:
     return Pin(req.name, canonical(req.name), spec if readable(spec) else str(req.specifier), where)
 
 
-def _specifiers(spec: str) -> Optional[SpecifierSet]:
+def _specifiers(spec: str) -> Optional["SpecifierSet"]:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         return SpecifierSet(spec)
     except InvalidSpecifier:
@@ -65,6 +70,8 @@ def allows_minor(spec: str, minor: Version) -> bool:
     found = _specifiers(spec)
     if found is None:
         return False
+    from packaging.version import InvalidVersion, Version as PepVersion
+
     for patch in _PATCHES:
         try:
             candidate = PepVersion(f"{minor.major}.{minor.minor}.{patch}")

@@ -12,11 +12,8 @@ from detlint.lint.flow import gradients
 from detlint.knowledge import kb as kb_module
 from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
-from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.knowledge.versions import Version
+from detlint.lint.program_context import ProgramContext
 from detlint.settings.config import Settings, Target, not_training
-from detlint.settings.launchers import Launchers
-from detlint.settings.program_versions import ProgramVersions
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -130,8 +127,6 @@ class Linter:
         self.kb = kb or kb_module.load()
         self.evaluator = Evaluator(self.kb, settings)
         self.evaluator.not_training_path = self.not_training
-        self.program_versions = ProgramVersions(settings, self.kb.eras)
-        self._module_targets: dict[Path, dict[str, Target]] = {}
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
@@ -154,8 +149,8 @@ class Linter:
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]),
                                       self.outline_of)
         self.builder.provider_tokens = provider_tokens(self.kb)
-        self.launchers = Launchers(real(settings.project_root))
-        self.builder.launch_hits = self.launch_hits
+        self.context = ProgramContext(settings, self.kb, real(settings.project_root), self.facts_of)
+        self.builder.launch_hits = self.context.launch_hits
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
@@ -411,60 +406,16 @@ class Linter:
                 trains = self.evaluator.trains(program, self.facts_of)
         return trains
 
-    def launch_hits(self, entry: Path) -> list[Hit]:
-        """What the project's launchers set for this program, as hits of the groups that read
-        those variables (a switch, a flag, a backend) at the entry's first line. Rules that report
-        an assignment where it is written do not see them: the launcher is not the entry."""
-        hits: list[Hit] = []
-        settings = self.launchers.for_program(entry)
-        if not settings:
-            return hits
-        from detlint.lint.conditions import check  # imports libcst: only when a launcher sets something
-
-        for setting in settings:
-            for owner, index in self.kb.index["env"].get(setting.name, ()):
-                matcher = self.kb.matcher(owner, index)
-                if owner.startswith("group:") and not matcher.imported_before \
-                        and (matcher.value is None or check(matcher.value, setting.value)):
-                    hits.append(Hit(owner, index, setting.name, 1, 0, 1, 0, None,
-                                    detail=f"launcher:{setting.value}@{setting.where}"))
-        return hits
-
-    # ---- versions per program ------------------------------------------------------------------
+    # ---- what a program runs with (program_context.py) ----------------------------------------
     def targets_of(self, program: Program) -> dict[str, Target]:
-        """The framework versions a program is judged at (settings/program_versions.py)."""
-        return self.program_versions.for_program(program.entry, program.modules)
+        return self.context.targets_of(program)
 
     def frameworks_used(self, modules: list[Path]) -> frozenset[str]:
-        """The frameworks (registry keys) these files import."""
-        imported = {m for module in modules for m in getattr(self.facts_of(module), "frameworks", ())}
-        return frozenset(key for key, fw in FRAMEWORKS.items() if imported & set(fw.imports))
+        return self.context.frameworks_used(modules)
 
     def module_targets(self, path: Path) -> dict[str, Target]:
-        """A library module's versions: the lowest of the programs that run it, else what its own
-        file and folder say. Worked out when a rule first asks."""
         module = real(path)
-        if module not in self._module_targets:
-            lowest: list[dict[str, Target]] = []
-
-            def decide(key: str) -> tuple[Version, str, str]:
-                if not lowest:
-                    programs = [self.targets_of(p) for p in self.programs_reaching(module)]
-                    lowest.append(self.program_versions.lowest(programs) if programs
-                                  else self.program_versions.for_program(module, [module]))
-                found = lowest[0][key]
-                return found.version, found.source, found.assumed
-
-            targets: dict[str, Target] = {}
-            for key in FRAMEWORKS:
-                base = self.settings.targets[key]
-                if base.explicit:
-                    targets[key] = base
-                    continue
-                targets[key] = Target(base.version)
-                targets[key].decide_later(lambda key=key: decide(key))
-            self._module_targets[module] = targets
-        return self._module_targets[module]
+        return self.context.module_targets(module, lambda: self.programs_reaching(module))
 
     def display(self, path: Path) -> str:
         try:
@@ -735,8 +686,6 @@ class Linter:
                                cache: Optional[FactsCache] = None) -> dict[str, dict[str, str]]:
         """For --show-settings: the programs among ``files`` whose versions differ from the
         project's, each with those versions and where they came from."""
-        from detlint.knowledge.frameworks import framework
-
         table: dict[str, dict[str, str]] = {}
         try:
             self.prefetch(files, jobs, cache)
@@ -744,13 +693,7 @@ class Linter:
                 facts = self.facts_of(path)
                 if facts is None or facts.error is not None or not self.is_entry(path, facts):
                     continue
-                program = self._entry_programs.get(real(path)) or self._program_for(real(path))
-                row: dict[str, str] = {}
-                imported = {m for module in program.modules for m in getattr(self.facts_of(module), "frameworks", ())}
-                for key, target in self.targets_of(program).items():
-                    base = self.settings.targets[key]
-                    if imported & set(framework(key).imports) and (target.version, target.source) != (base.version, base.source):
-                        row[framework(key).setting], row[f"{framework(key).setting}-source"] = str(target.version), target.source
+                row = self.context.differing(self._entry_programs.get(real(path)) or self._program_for(real(path)))
                 if row:
                     table[self._relative(path)] = row
         finally:

@@ -357,3 +357,26 @@ def test_early_tensorflow_names_mark_code_written_before_the_switch(tmp_path: Pa
     assert programs["plain.py"]["tensorflow-version"] == "1.15"
     out = run(".", cwd=tmp_path).stdout
     assert "TF_CUDNN_DETERMINISTIC" in lines_of(out, "pinned/early.py", "DET201")[0]
+
+
+def test_conda_pytorch_jaxlib_beside_jax_and_keras_2_kept_beside_keras_3(tmp_path: Path) -> None:
+    """conda's pytorch=1.7.0 is a torch pin; a notebook installing jaxlib 0.1.71 and jax 0.2.21
+    is JAX 0.2; tf_keras code cannot run on the TF 2.14 the repository pins; an import statement
+    is named by its era's words in the source of a version."""
+    write(tmp_path, {
+        ".git/HEAD": "", "environment.yaml": "dependencies:\n  - pytorch=1.7.0\n  - pip:\n    - tensorflow~=2.14.0\n",
+        "train_torch.py": TORCH,
+        "jax_nb.ipynb": notebook(("!pip install jaxlib==0.1.71\n!pip install jax==0.2.21\nimport jax", ""),
+                                 ("grads = jax.grad(loss)(params)", "")),
+        "legacy.py": "import os\nos.environ['TF_USE_LEGACY_KERAS'] = '1'\nimport tensorflow as tf\nimport tf_keras\n"
+                     "model = tf_keras.Sequential([tf_keras.layers.Dense(2)])\nmodel.fit(x, y)\n",
+    })
+    write(tmp_path / "k", {".git/HEAD": "", "old_keras.py": "import tensorflow as tf\nfrom keras.layers import Dense, merge\n"
+                                                         "model.fit(x, y)\n"})
+    shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    assert shown["torch-version"] == "1.7" and "pytorch=1.7.0" in shown["torch-version-source"].replace("==", "=")
+    programs = shown["programs"]
+    assert programs["jax_nb.ipynb"]["jax-version"] == "0.2"
+    assert programs["legacy.py"]["tensorflow-version"] not in ("2.14",)
+    old = json.loads(run(".", "--show-settings", cwd=tmp_path / "k").stdout)["programs"]["old_keras.py"]
+    assert "Keras 2 module paths" in old["tensorflow-version-source"] and "fromkeras" not in old["tensorflow-version-source"]

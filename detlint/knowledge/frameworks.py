@@ -46,7 +46,7 @@ FRAMEWORKS: dict[str, Framework] = {
         # 1.7 brought the determinism switch (set_deterministic); 1.8 renamed it. Before 1.7 only
         # cuDNN's flags exist; 0.4 code is checked as 1.0 (neither has the switch)
         releases=(*(f"1.{minor}" for minor in range(0, 14)), *(f"2.{minor}" for minor in range(0, 16))),
-        distributions=("torch",),
+        distributions=("torch", "pytorch"),  # pytorch: its conda package (environment.yml)
         option="--torch-version", setting="torch-version",
         before_oldest="where PyTorch has no determinism switch", floor_is_era=False, starts=("torch",),
         imports=("torch",)),

@@ -139,7 +139,10 @@ def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     for era in eras:
         match = next((m for m in (_search(p, text) for p in era.patterns) if m), None)
         if match and not any(_search(p, text) for p in era.unless):
-            found.append((era, re.sub(r"\s+", "", match.group(0)).rstrip("(").lstrip(".")))
+            seen = match.group(0)
+            # an import statement is named by what it shows, not as run-together words
+            found.append((era, era.evidence if re.match(r"\s*(?:from|import)\s", seen)
+                          else re.sub(r"\s+", "", seen).rstrip("(").lstrip(".")))
     return found
 
 

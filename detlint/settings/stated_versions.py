@@ -111,8 +111,9 @@ def stated_versions(raw: str) -> dict[str, tuple[Version, str]]:
     """framework -> (version, where it was found) for a notebook's JSON text; the first found in
     the notebook's order, saved outputs before install lines of the same cell."""
     found: dict[str, tuple[Version, str]] = {}
+    jaxlib: dict[str, tuple[Version, str]] = {}  # jaxlib's own numbering lags jax's: a fallback
     for cell in _cells(raw):
         source = _text(cell.get("source"))
         for key, version, how in (*_printed(cell, source), *_installs(source)):
-            found.setdefault(key, (version, how))
-    return found
+            (jaxlib if how.startswith(("jaxlib", "pip install jaxlib")) else found).setdefault(key, (version, how))
+    return {**jaxlib, **found}

@@ -212,8 +212,17 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     if args.show_settings:
         shown = settings.describe()
         if not stdin_mode:  # where a program's own evidence says otherwise than the project's
+            from detlint.settings.project_groups import group_by_project, shared_settings
+
             checked = discover(paths, settings, force_exclude=args.force_exclude)
-            shown["programs"] = Linter(settings, kb).program_versions_table(checked)
+            shown["programs"] = {}
+            # a subfolder with its own pyproject.toml or dependency files is its own project
+            for group_settings, group in shared_settings(
+                    group_by_project(checked, settings.project_root, paths),
+                    lambda root: settings if root == settings.version_root else load_settings(
+                        [root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules, eras=kb.eras)):
+                table = Linter(group_settings, kb).program_versions_table(group, relative_to=settings.project_root)
+                shown["programs"].update(table)
         out.write(json.dumps(shown, indent=2) + "\n")
         return 0
     linter = Linter(settings, kb)

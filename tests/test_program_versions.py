@@ -380,3 +380,12 @@ def test_conda_pytorch_jaxlib_beside_jax_and_keras_2_kept_beside_keras_3(tmp_pat
     assert programs["legacy.py"]["tensorflow-version"] not in ("2.14",)
     old = json.loads(run(".", "--show-settings", cwd=tmp_path / "k").stdout)["programs"]["old_keras.py"]
     assert "Keras 2 module paths" in old["tensorflow-version-source"] and "fromkeras" not in old["tensorflow-version-source"]
+
+
+def test_show_settings_lists_programs_of_subfolder_projects(tmp_path: Path) -> None:
+    """A year folder with its own setup.py is its own project: its programs whose versions differ
+    from that project's are listed too, by their path from the top."""
+    write(tmp_path, {".git/HEAD": "", "2019/setup.py": "from setuptools import setup\nsetup(install_requires=['tensorflow==2.1'])\n",
+                     "2019/lab.py": TF1, "top.py": TF1})
+    programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
+    assert programs["2019/lab.py"]["tensorflow-version"] == "1.15" and "top.py" in programs

@@ -682,10 +682,11 @@ class Linter:
             out.append(diag)
         return sorted(out, key=Diagnostic.sort_key)
 
-    def program_versions_table(self, files: list[Path], jobs: int = 1,
-                               cache: Optional[FactsCache] = None) -> dict[str, dict[str, str]]:
+    def program_versions_table(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None,
+                               relative_to: Optional[Path] = None) -> dict[str, dict[str, str]]:
         """For --show-settings: the programs among ``files`` whose versions differ from the
-        project's, each with those versions and where they came from."""
+        project's (of their own settings group), each with those versions and where they came
+        from, by path relative to ``relative_to`` (else this project's root)."""
         table: dict[str, dict[str, str]] = {}
         try:
             self.prefetch(files, jobs, cache)
@@ -695,7 +696,11 @@ class Linter:
                     continue
                 row = self.context.differing(self._entry_programs.get(real(path)) or self._program_for(real(path)))
                 if row:
-                    table[self._relative(path)] = row
+                    try:
+                        name = real(path).relative_to(real(relative_to)).as_posix() if relative_to else self._relative(path)
+                    except ValueError:
+                        name = self._relative(path)
+                    table[name] = row
         finally:
             self.close()
         return table

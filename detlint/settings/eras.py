@@ -182,21 +182,24 @@ def file_era(path: Path, raw: str, eras: Sequence[Era], key: str = "tensorflow"
     if path.suffix == ".ipynb":
         found += file_evidence(raw, [era for era in eras if era.scope == "notebook"])
     known = known_versions(key)
-    found = [(era, text) for era, text in found if era is None or not era.hint]  # hints: file_hints
+    found = [(era, text) for era, text in found if era is None or not era.hint]  # hints: hint_evidence
     allowed = tuple(v for v in known if all(_allows(era, v, known[0]) for era, _ in found if era))
     # what a notebook printed is its own version (stated_versions.py), not a vote for others'
     return (allowed, found) if found and allowed else None
 
 
-def file_hints(path: Path, raw: str, eras: Sequence[Era], key: str, allowed: tuple[Version, ...]
-               ) -> tuple[tuple[Version, ...], list[str]]:
-    """Within ``allowed``, the versions the file's hint eras suggest (when the code was written),
-    and their evidence; ``allowed`` itself when none applies or they contradict it."""
+def hint_evidence(path: Path, raw: str, eras: Sequence[Era], key: str) -> list[tuple[Era, str]]:
+    """The file's hint eras (when such code was written) of framework ``key``."""
     hints = [era for era in eras if era.framework == key and era.hint]
     if not hints:
-        return allowed, []
-    text = code_text(path, raw) if path.suffix == ".ipynb" else _COMMENT_LINE.sub("", raw)
-    found = file_evidence(text, hints)
+        return []
+    return file_evidence(code_text(path, raw) if path.suffix == ".ipynb" else _COMMENT_LINE.sub("", raw), hints)
+
+
+def narrowed_by(found: list[tuple[Era, str]], allowed: tuple[Version, ...], key: str
+                ) -> tuple[tuple[Version, ...], list[str]]:
+    """Within ``allowed``, the versions hint evidence ``found`` suggests, and its words;
+    ``allowed`` itself when there is none or it contradicts ``allowed``."""
     oldest = known_versions(key)[0]
     narrowed = tuple(v for v in allowed if all(_allows(era, v, oldest) for era, _ in found))
     return (narrowed, [era.evidence for era, _ in found]) if found and narrowed else (allowed, [])

@@ -24,7 +24,7 @@ from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.knowledge.kb import Era
 from detlint.knowledge.versions import Version, known_versions
 from detlint.settings.config import Settings, Target, warn
-from detlint.settings.eras import _raw, file_era, file_hints
+from detlint.settings.eras import _raw, file_era, hint_evidence, narrowed_by
 from detlint.settings.pins import (ci_requirement_lines, conda_files_lines, has_dependency_file,
                                   pinned_framework_version, requirement_lines)
 from detlint.settings.stated_versions import stated_versions
@@ -64,7 +64,21 @@ class ProgramVersions:
         self._programs: dict[Path, dict[str, Target]] = {}
         self._folder_pins: dict[tuple[Path, str], Optional[tuple[Version, str]]] = {}
         self._setup_pins: dict[tuple[Path, str], object] = {}
+        self._stated_cache: dict[Path, dict[str, tuple[Version, str]]] = {}
+        self._era_cache: dict[tuple[Path, str], object] = {}
+        self._hint_cache: dict[tuple[Path, str], list] = {}
         self._sibling_cache: dict[Path, dict[str, object]] = {}
+
+    def _stated(self, path: Path) -> dict[str, tuple[Version, str]]:
+        """What a notebook states, read once per run (every framework asks)."""
+        if path not in self._stated_cache:
+            self._stated_cache[path] = stated_versions(self._text(path)) if path.suffix == ".ipynb" else {}
+        return self._stated_cache[path]
+
+    def _file_era(self, path: Path, key: str):  # type: ignore[no-untyped-def]
+        if (path, key) not in self._era_cache:
+            self._era_cache[(path, key)] = file_era(path, self._text(path), self.eras, key)
+        return self._era_cache[(path, key)]
 
     def _text(self, path: Path) -> str:
         if path not in self._texts:
@@ -90,7 +104,7 @@ class ProgramVersions:
     def _decide(self, key: str, files: list[Path], base: Target) -> tuple[Version, str, str]:
         entry = files[0]
         if entry.suffix == ".ipynb":
-            stated = stated_versions(self._text(entry)).get(key)
+            stated = self._stated(entry).get(key)
             if stated is not None:
                 version, how = _clamped(key, *stated)
                 return version, how, ""
@@ -127,7 +141,7 @@ class ProgramVersions:
         evidence: list[str] = []
         assumes: list[Version] = []
         for path in files:
-            found = file_era(path, self._text(path), self.eras, key)
+            found = self._file_era(path, key)
             if found is None:
                 continue
             versions, seen = found
@@ -148,7 +162,9 @@ class ProgramVersions:
         within ``allowed``; None when they say nothing."""
         narrowed, evidence = allowed, []
         for path in files:
-            found, said = file_hints(path, self._text(path), self.eras, key, narrowed)
+            if (path, key) not in self._hint_cache:
+                self._hint_cache[(path, key)] = hint_evidence(path, self._text(path), self.eras, key)
+            found, said = narrowed_by(self._hint_cache[(path, key)], narrowed, key)
             narrowed, evidence = found, evidence + said
         if not evidence:
             return None
@@ -174,13 +190,12 @@ class ProgramVersions:
             path = folder / name
             if path == entry or not path.is_file():
                 continue
-            raw = self._text(path)
-            stated = stated_versions(raw).get(key) if name.endswith(".ipynb") else None
+            stated = self._stated(path).get(key)
             if stated is not None:
                 version, _ = _clamped(key, *stated)
                 votes.append(((version,), f"{name} ({stated[1]})", version))
                 continue
-            found = file_era(path, raw, self.eras, key)
+            found = self._file_era(path, key)
             if found is not None:
                 assumes = [era.assume for era, _ in found[1] if era is not None and era.assume in found[0]]
                 votes.append((found[0], f"{found[1][0][1]} in {name}", min(assumes) if assumes else None))

@@ -52,12 +52,17 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+MAX_OUTPUT_LINES = 40  # a version is printed at the top of an output (a long training log is not read)
+
+
 def _output_lines(cell: dict) -> Iterator[str]:
     for output in cell.get("outputs") or []:
         if not isinstance(output, dict):
             continue
         text = _text(output.get("text")) or _text((output.get("data") or {}).get("text/plain"))
-        yield from text.splitlines()
+        lines = text.splitlines()
+        # pip says what it installed last, after its downloads
+        yield from lines if len(lines) <= MAX_OUTPUT_LINES else lines[:MAX_OUTPUT_LINES] + lines[-5:]
 
 
 def _printed(cell: dict, source: str) -> Iterator[tuple[str, Version, str]]:

@@ -173,12 +173,13 @@ def file_era(path: Path, raw: str, eras: Sequence[Era], key: str = "tensorflow"
     eras = [era for era in eras if era.framework == key]
     # comments hold no import line, and taking text away finds nothing the whole text lacks:
     # most files of a large project give no evidence, and are not stripped
-    if not eras or not uses_framework(code_text(path, raw) if path.suffix == ".ipynb" else raw, key):
+    code = code_text(path, raw) if path.suffix == ".ipynb" else None  # a notebook's JSON read once
+    if not eras or not uses_framework(code if code is not None else raw, key):
         return None
     found: list[tuple[Optional[Era], str]] = []
     code_eras = [era for era in eras if era.scope == "code"]
-    if path.suffix == ".ipynb" or file_evidence(raw, code_eras):
-        found = list(file_evidence(code_text(path, raw), code_eras))
+    if code is not None or file_evidence(raw, code_eras):
+        found = list(file_evidence(code if code is not None else code_text(path, raw), code_eras))
     if path.suffix == ".ipynb":
         found += file_evidence(raw, [era for era in eras if era.scope == "notebook"])
     known = known_versions(key)

@@ -65,6 +65,8 @@ class ProgramVersions:
         self._folder_pins: dict[tuple[Path, str], Optional[tuple[Version, str]]] = {}
         self._setup_pins: dict[tuple[Path, str], object] = {}
         self._stated_cache: dict[Path, dict[str, tuple[Version, str]]] = {}
+        self._kept_apart: dict[Path, list[tuple[str, str]]] = {}  # requirement lines of folders without code
+        self._ci_lines: dict[Path, list[tuple[str, str]]] = {}
         self._era_cache: dict[tuple[Path, str], object] = {}
         self._hint_cache: dict[tuple[Path, str], list] = {}
         self._sibling_cache: dict[Path, dict[str, object]] = {}
@@ -226,13 +228,18 @@ class ProgramVersions:
                     subfolders = []
                 for sub in subfolders[:MAX_SIBLINGS]:
                     if not _holds_code(sub):
-                        lines = (requirement_lines(sub, warn) if has_dependency_file(sub) else []) + conda_files_lines(sub)
+                        if sub not in self._kept_apart:
+                            self._kept_apart[sub] = (requirement_lines(sub, warn) if has_dependency_file(sub) else []) \
+                                + conda_files_lines(sub)
+                        lines = self._kept_apart[sub]
                         found = pinned_framework_version(sub, key, warn, lines) if lines else None
                         if found is not None:
                             found = (found[0], f"{sub.name}/{found[1]}")
                             break
                 if found is None:  # what the repository's CI installs to run its code
-                    lines = ci_requirement_lines(here)
+                    if here not in self._ci_lines:
+                        self._ci_lines[here] = ci_requirement_lines(here)
+                    lines = self._ci_lines[here]
                     found = pinned_framework_version(here, key, warn, lines) if lines else None
                 self._setup_pins[(here, key)] = found
             if found is not None:

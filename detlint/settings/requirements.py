@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Optional
 
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@lru_cache(maxsize=4096)
 def parse_line(line: str, where: str = "") -> Optional[Pin]:
     """The requirement a line names, or None (a comment, an option, a URL-only line)."""
     text = _COMMENT.sub("", line).strip()
@@ -64,6 +66,7 @@ def _specifiers(spec: str) -> Optional["SpecifierSet"]:
         return None
 
 
+@lru_cache(maxsize=8192)
 def allows_minor(spec: str, minor: Version) -> bool:
     """Does the specifier allow some release of ``minor`` (``2.4`` for ``~=2.4.1``, ``1.4`` for
     ``==1.4.0rc1``)? An unreadable specifier allows nothing."""

@@ -161,8 +161,8 @@ def _allows(era: Era, version: Version, oldest: Version) -> bool:
     0.3 code) allows that release: it is checked there, where no switch exists either."""
     if era.versions.contains(version):
         return True
-    return version == oldest and not era.versions.contains(oldest) and era.versions.contains(Version(0, 0)) \
-        if oldest > Version(0, 0) else False
+    # "<1.0" with PyTorch's oldest known release 1.0: checked at 1.0
+    return version == oldest and era.versions.contains(Version(0, 0))
 
 
 def file_era(path: Path, raw: str, eras: Sequence[Era], key: str = "tensorflow"

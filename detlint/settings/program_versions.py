@@ -162,15 +162,17 @@ class ProgramVersions:
                ) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:
         """What the program's hint eras (``hint: true``: when such code was written) suggest
         within ``allowed``; None when they say nothing."""
-        narrowed, evidence = allowed, []
+        narrowed, evidence, assumes = allowed, [], []
         for path in files:
             if (path, key) not in self._hint_cache:
                 self._hint_cache[(path, key)] = hint_evidence(path, self._text(path), self.eras, key)
             found, said = narrowed_by(self._hint_cache[(path, key)], narrowed, key)
+            if said:  # the hints of this file applied: the versions they were written for count
+                assumes += [era.assume for era, _ in self._hint_cache[(path, key)] if era.assume is not None]
             narrowed, evidence = found, evidence + said
         if not evidence:
             return None
-        assumes = [e.assume for e in self.eras if e.framework == key and e.hint and e.assume in narrowed]
+        assumes = [v for v in assumes if v in narrowed]
         return narrowed, evidence, min(assumes) if assumes else narrowed[-1]
 
     def _siblings(self, key: str, entry: Path) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:

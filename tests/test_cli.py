@@ -10,16 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, detlint_here
 
 UNSEEDED = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\nmodel.fit(x, y)\n"
 CLEAN = "import os\nprint(os.getcwd())\n"
 
 
 def detlint(*args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None):
-    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "detlint", *args], cwd=cwd, capture_output=True, text=True,
-                          input=stdin, env=full_env, timeout=120)
+    return detlint_here(args, cwd, stdin, env)
 
 
 @pytest.fixture

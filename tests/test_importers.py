@@ -3,8 +3,9 @@ too, and their program-level findings are reported at their entry files."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from conftest import detlint_here
 
 SEED = "import random\n\nimport numpy as np\n\n\ndef seed_all(seed=0):\n    random.seed(seed)\n    np.random.seed(seed)\n"
 TRAIN = ("import random\n\nfrom utils.seed import seed_all\n\n\ndef main():\n    seed_all()\n"
@@ -13,8 +14,7 @@ TRAIN = ("import random\n\nfrom utils.seed import seed_all\n\n\ndef main():\n   
 
 
 def detlint(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "detlint", "--no-cache", *args], cwd=project,
-                          capture_output=True, text=True, timeout=300)
+    return detlint_here(["--no-cache", *args], project)
 
 
 def make_project(tmp_path: Path) -> Path:
@@ -62,3 +62,26 @@ def test_the_fix_hook_fails_too(tmp_path: Path) -> None:
     result = detlint(project, "--fix", "utils/seed.py")
     assert result.returncode == 1 and "train.py:9:5: DET104" in result.stdout, result.stdout + result.stderr
     assert (project / "train.py").read_text() == TRAIN
+
+
+def test_an_import_names_a_module_only_by_the_end_of_its_path(tmp_path: Path) -> None:
+    """`from nets.resnet import f` loads a nets package's resnet module, never a nets.py elsewhere
+    in the project; bare, package-qualified, from- and relative imports of nets.py all name it."""
+    from detlint.lint.programs.reach import ImportIndex
+
+    files = {
+        "lib/nets.py": "def build():\n    return 1\n",
+        "other/nets/__init__.py": "", "other/nets/resnet.py": "def f():\n    return 2\n",
+        "other/train.py": "from nets.resnet import f\nimport nets.resnet as r\n",  # the other package
+        "lib/bare.py": "import nets\n", "lib/named.py": "from nets import build\n",
+        "top.py": "import lib.nets as n\n", "top_from.py": "from lib import nets, bare\n",
+        "lib/sibling.py": "from . import nets\n", "lib/unrelated.py": "from lib.other import nets_like\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    index = ImportIndex(tmp_path.resolve())
+    found = {p.relative_to(tmp_path.resolve()).as_posix() for p in index.importers((tmp_path / "lib/nets.py").resolve(), 1)}
+    assert found == {"lib/bare.py", "lib/named.py", "top.py", "top_from.py", "lib/sibling.py"}
+    resnet = (tmp_path / "other/nets/resnet.py").resolve()
+    assert {p.name for p in index.importers(resnet, 1)} == {"train.py"}

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import detlint_here
+
 # characters str.splitlines breaks at and Python does not
 OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # three lines as Python counts them (a comment, a line holding only a form feed, a string), many more
@@ -25,10 +27,8 @@ SETS_HASH_SEED = 'os.environ["PYTHONHASHSEED"] = "0"'
 
 
 def detlint(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "detlint", "--isolated", "--no-cache", "--tf-version", "2.21",
-                           "--torch-version", "2.15", *args],
-                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    return detlint_here(["--isolated", "--no-cache", "--tf-version", "2.21", "--torch-version", "2.15", *args],
+                        tmp_path, env={"TMPDIR": str(tmp_path)})
 
 
 def json_report(tmp_path: Path, *args: str) -> list[dict]:

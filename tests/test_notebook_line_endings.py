@@ -4,12 +4,12 @@ and a fixed cell keeps each of its lines' own break."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import detlint_here
 
 SETS_HASH_SEED = "os.environ['PYTHONHASHSEED'] = '0'"
 DROPOUT = "model = tf.keras.Sequential([tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(1)])"
@@ -26,9 +26,8 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
 
 
 def detlint(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "detlint", "--isolated", "--no-cache", "--tf-version", "2.21", *args],
-                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    return detlint_here(["--isolated", "--no-cache", "--tf-version", "2.21", *args], tmp_path,
+                        env={"TMPDIR": str(tmp_path)})
 
 
 def json_findings(tmp_path: Path, name: str) -> list[tuple[str, int, int, int]]:

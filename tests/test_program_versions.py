@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import detlint_here
+
 from detlint.knowledge.versions import Version
 from detlint.settings.pins import pinned_framework_version, pinned_tf_version
 from detlint.settings.stated_versions import stated_versions
@@ -61,10 +63,11 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def run(*args: str, cwd: Path, tool: str = "detlint") -> subprocess.CompletedProcess[str]:
+    if tool == "detlint":
+        return detlint_here(["--no-cache", *args], cwd, unset=("VIRTUAL_ENV", "CONDA_PREFIX"))
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
-    command = [sys.executable, "-m", "detlint", "--no-cache"] if tool == "detlint" else [sys.executable, "-m", "flake8"]
-    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, env={**env, "NO_COLOR": "1"},
-                          timeout=180)
+    return subprocess.run([sys.executable, "-m", "flake8", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**env, "NO_COLOR": "1"}, timeout=180)
 
 
 def lines_of(out: str, prefix: str, code: str) -> list[str]:

@@ -16,16 +16,14 @@ from typing import Optional, Union
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, detlint_here
 
 SETS_HASH_SEED = 'os.environ["PYTHONHASHSEED"] = "0"'
 
 
 def detlint(cwd: Path, *args: str, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(cwd), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "detlint", "--isolated", "--tf-version", "2.21",
-                           "--torch-version", "2.15", *args],
-                          cwd=cwd, capture_output=True, text=True, env=full_env, timeout=300)
+    return detlint_here(["--isolated", "--tf-version", "2.21", "--torch-version", "2.15", *args], cwd,
+                        env={"TMPDIR": str(cwd), **(env or {})})
 
 
 def notebook(*cells: tuple[str, Union[str, list[str]]]) -> str:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import detlint_here
+
 UNSEEDED = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\nmodel.fit(x, y)\n"
 VICTIM = "import random, time\nrandom.seed(int(time.time()))\n"
 
@@ -17,9 +19,7 @@ posix_only = pytest.mark.skipif(os.name != "posix", reason="symlinks are POSIX")
 
 
 def detlint(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(cwd)}
-    return subprocess.run([sys.executable, "-m", "detlint", *args], cwd=cwd, capture_output=True, env=env,
-                          timeout=300)
+    return detlint_here(args, cwd, env={"TMPDIR": str(cwd)}, binary=True)
 
 
 def _findings(output: bytes) -> set[str]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from conftest import detlint_here
 
 from detlint.settings.config import load_settings
 from detlint.knowledge.kb import load
@@ -56,10 +57,7 @@ def settings_of(root: Path, start: Path | None = None, env: dict[str, str] | Non
 
 
 def detlint(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
-    full_env.update({"NO_COLOR": "1", **(env or {})})
-    return subprocess.run([sys.executable, "-m", "detlint", "--no-cache", *args], cwd=cwd, capture_output=True,
-                          text=True, env=full_env, timeout=120)
+    return detlint_here(["--no-cache", *args], cwd, env=env, unset=("VIRTUAL_ENV", "CONDA_PREFIX"))
 
 
 @pytest.mark.parametrize("line, major", [

@@ -4,7 +4,9 @@ A finding at a call site in a library module (an unseeded ``shuffle()``) depends
 that run it. flake8 lints one file at a time, so the module's own lint has to find those
 programs. Reading the import lines of the project's files as text is cheap; only the files that
 name the module (directly, or through a module that does, a few levels up) are parsed and
-built as programs by the caller.
+built as programs by the caller. An absolute import names a module when its dotted name is the
+end of the module's path (``from nets.resnet import f`` names ``.../nets/resnet.py``, never a
+``nets.py`` elsewhere); a relative import, by any of its words.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ class ImportIndex:
         self.root = root
         self._paths: Optional[list[Path]] = None
         self._words: dict[Path, set[str]] = {}  # the import words of the files asked about
+        self._targets: dict[Path, Targets] = {}  # what their imports may load
         self._named: dict[str, list[Path]] = {}  # word -> files whose text holds it
 
     @property
@@ -50,6 +53,19 @@ class ImportIndex:
         if path not in self._words:
             self._words[path] = _import_words(path)
         return self._words[path]
+
+    def targets_of(self, path: Path) -> "Targets":
+        if path not in self._targets:
+            self._targets[path] = _import_targets(path)
+        return self._targets[path]
+
+    def _dotted(self, module: Path) -> tuple[str, ...]:
+        """The module's path below the root as a dotted name's parts (a package by its folder)."""
+        try:
+            parts = module.relative_to(self.root).with_suffix("").parts
+        except ValueError:
+            parts = (module.stem,)
+        return parts[:-1] if parts and parts[-1] == "__init__" else parts
 
     @property
     def words(self) -> dict[Path, set[str]]:
@@ -68,14 +84,19 @@ class ImportIndex:
                 break
         return out[:MAX_FILES]
 
-    def naming(self, names: set[str]) -> list[Path]:
-        """Files that name one of ``names`` in an import. Only files whose bytes hold one of
-        the names are read for their imports: a script's own name is rarely anywhere else."""
+    def naming(self, modules: set[Path]) -> list[Path]:
+        """Files whose imports may load one of ``modules``. Only files whose bytes hold one of
+        the modules' names are read for their imports: a script's own name is rarely anywhere else."""
+        names = {module_name(m) for m in modules}
+        chains = {self._dotted(m) for m in modules}
         wanted = [os.fsencode(name) for name in names]  # a name from a file name that is not UTF-8 too
         found = []
         for path in self.paths:
             data, _ = read_bytes(path, MAX_TEXT)
-            if data is not None and any(w in data for w in wanted) and self.words_of(path) & names:
+            if data is None or not any(w in data for w in wanted) or not self.words_of(path) & names:
+                continue
+            dotted, relative = self.targets_of(path)
+            if relative & names or any(chain[-len(d):] == d for d in dotted for chain in chains if len(d) <= len(chain)):
                 found.append(path)
         return found
 
@@ -98,15 +119,44 @@ class ImportIndex:
         """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""
         found: list[Path] = []
         seen = {module}
-        names = {module_name(module)}
+        modules = {module}
         for _ in range(depth):
-            new = sorted(path for path in self.naming(names) if path not in seen)
+            new = sorted(path for path in self.naming(modules) if path not in seen)
             if not new:
                 break
             found.extend(new)
             seen.update(new)
-            names = {module_name(path) for path in new}
+            modules = set(new)
         return found
+
+
+# the dotted names (as parts) a file's absolute imports may load as modules, and the words of its
+# relative imports
+Targets = tuple[frozenset[tuple[str, ...]], frozenset[str]]
+
+
+def _import_targets(path: Path) -> Targets:
+    data, _ = read_bytes(path, MAX_TEXT)
+    if data is None:
+        return frozenset(), frozenset()
+    text = data.decode("utf-8", errors="replace")
+    dotted: set[tuple[str, ...]] = set()
+    relative: set[str] = set()
+    for match in import_statements(text, IMPORT_RE):
+        # `a.b as c, d` / `(c, d)`: the first word of each part is a dotted name
+        names = [part.split()[0] for part in match.group("names").replace("(", " ").replace(")", " ").split(",")
+                 if part.split()]
+        base = match.group("base")
+        if base is None:
+            dotted.update(tuple(name.split(".")) for name in names if name.strip("."))
+        elif base.startswith("."):
+            relative.update(WORD_RE.findall(base))
+            relative.update(word for name in names for word in WORD_RE.findall(name))
+        else:
+            parts = tuple(base.split("."))
+            dotted.add(parts)
+            dotted.update(parts + (name,) for name in names if WORD_RE.fullmatch(name))
+    return frozenset(d for d in dotted if all(d)), frozenset(relative)
 
 
 def _import_words(path: Path) -> set[str]:

@@ -392,3 +392,40 @@ def test_show_settings_lists_programs_of_subfolder_projects(tmp_path: Path) -> N
                      "2019/lab.py": TF1, "top.py": TF1})
     programs = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["programs"]
     assert programs["2019/lab.py"]["tensorflow-version"] == "1.15" and "top.py" in programs
+
+
+@pytest.mark.parametrize("readme, version", [
+    ("The code was developed for PyTorch version 1.7.1 and torchvision 0.8.2.\n", "1.7"),
+    ("## Requirements\n- [PyTorch](http://pytorch.org) install = 1.4.0\n- CUDA 10.1\n", "1.4"),
+    ("```\nconda install pytorch=1.6.0 torchvision -c pytorch\n```\n", "1.6"),
+    ("```\npip install torch==1.9.1\n```\n", "1.9"),
+    # not a statement of the version the code is for: a floor, another package, another framework
+    ("Needs PyTorch 1.4 or later.\n", None), ("pip install torch>=1.4\n", None),
+    ("Uses torchvision 0.8.2 and PyTorch Lightning 1.5.\n", None), ("Tested with CUDA 10.1 and Python 3.8.\n", None),
+])
+def test_what_a_readme_states_for_unpinned_code(tmp_path: Path, readme: str, version: str | None) -> None:
+    """A repository that pins nothing but says in its README what it was written for is checked
+    at that version (below 1.7: cuDNN's flags); without such a statement, the installed version."""
+    write(tmp_path, {".git/HEAD": "", "README.md": readme, "train.py": TORCH})
+    settings = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    found = settings.get("programs", {}).get("train.py", settings)
+    if version is None:
+        assert "README" not in found["torch-version-source"]
+        return
+    assert found["torch-version"] == version and found["torch-version-source"].startswith("README.md says ")
+    det602 = lines_of(run(".", cwd=tmp_path).stdout, "train.py", "DET602")[0]
+    assert ("cudnn.deterministic = True" in det602) == (Version.parse(version) < Version.parse("1.7"))
+
+
+def test_a_pin_outranks_the_readme_and_a_nearer_readme_the_farther_one(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "README.md": "Developed for PyTorch version 1.7.1.\n",
+                     "requirements.txt": "torch==2.1.0\n", "train.py": TORCH})
+    settings = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    assert settings.get("programs", {}).get("train.py", settings)["torch-version"] == "2.1"
+    nested = tmp_path / "nested"
+    write(nested, {".git/HEAD": "", "README.md": "Developed for PyTorch version 1.7.1.\n",
+                   "old/README.md": "Written for PyTorch 1.4.0.\n", "old/train.py": TORCH, "new/train.py": TORCH})
+    settings = json.loads(run(".", "--show-settings", cwd=nested).stdout)
+    programs = settings.get("programs", {})
+    assert programs["old/train.py"]["torch-version"] == "1.4"
+    assert programs.get("new/train.py", settings)["torch-version"] == "1.7"

@@ -7,9 +7,10 @@ against, per framework:
 1. what the program states: its saved outputs and install lines (``stated_versions.py``);
 2. else the versions its own code allows (the knowledge base's ``eras``, over the entry and the
    project modules it runs; only files that import the framework count), narrowed by
-3. its folder's dependency files, then the project's versions (pins, installed, the project's
-   code era): the first of those the code allows wins; when none does, the version such code
-   was written for.
+3. its folder's dependency files, then the project's pins, then what the nearest README states
+   for the framework (``readme_versions.py``), then the project's other versions (installed, the
+   project's code era): the first of those the code allows wins; when none does, the version
+   such code was written for.
 
 Versions set in the settings or on the command line are used as they are. A library module is
 checked at the lowest version of the programs that run it (``lowest``).
@@ -27,6 +28,7 @@ from detlint.settings.config import Settings, Target, warn
 from detlint.settings.eras import _raw, file_era, hint_evidence, narrowed_by
 from detlint.settings.pins import (ci_requirement_lines, conda_files_lines, has_dependency_file,
                                   pinned_framework_version, requirement_lines)
+from detlint.settings.readme_versions import readme_version
 from detlint.settings.stated_versions import stated_versions
 
 
@@ -118,7 +120,7 @@ class ProgramVersions:
         soft = hinted or (None if era else self._siblings(key, entry))
         # a pin the code can run on is the version
         for pin in (self._folder_pin(key, entry.parent), self._setup_pin(key, entry.parent),
-                    (base.version, base.source) if base.pinned else None):
+                    (base.version, base.source) if base.pinned else None, self._readme(key, entry.parent)):
             if pin is not None and pin[0] in allowed:
                 return pin[0], pin[1], ""
         preferred = tuple(v for v in allowed if v in soft[0]) if soft else allowed
@@ -249,6 +251,11 @@ class ProgramVersions:
             if here == root or root not in here.parents:
                 return None
             here = here.parent
+
+    def _readme(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
+        """What the nearest README states (never a pin's place: pins come first)."""
+        found = readme_version(folder, key, self.settings.project_root)
+        return _clamped(key, *found) if found is not None else None
 
     def _folder_pin(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
         """The pin of the nearest folder from ``folder`` up to (not including) the version root,

@@ -1,0 +1,71 @@
+"""Framework versions a project's README states for its code.
+
+Many research repositories pin nothing and say in their README what they were written for:
+"PyTorch install = 1.4.0", "developed for PyTorch version 1.7.1", ``pip install torch==1.7.1``,
+``conda install pytorch=1.7.1``. Such a statement is weaker than any pin and stronger than the
+version installed where detlint runs. The nearest README from a program's folder up to the project
+root counts; in it, the first statement for the framework. A floor (``torch>=1.4``, "1.4 or
+later") says nothing about the version the code was written for, and is not read.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from detlint.knowledge.frameworks import framework
+from detlint.knowledge.versions import Version
+from detlint.lint.files.sources import read_bytes
+
+MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")  # [PyTorch](http://pytorch.org) -> PyTorch
+README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
+MAX_README = 256 * 1024
+
+
+def _pattern(names: tuple[str, ...]) -> "re.Pattern[str]":
+    alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    return re.compile(
+        rf"(?<![\w.-])(?:{alternatives})(?![\w-])"  # the name, not torchvision nor tensorflow_hub
+        r"(?:[ \t]+(?:version|release|install(?:ed)?)\b)?"  # "PyTorch version 1.7.1", "PyTorch install = 1.4.0"
+        r"[ \t]*(?:==|=|:|~=)?[ \t]*v?"  # an exact pin, never a floor (>=)
+        r"(?P<version>\d+\.\d+(?:\.\d+)?)(?![\d.]*\d)(?!\+|[ \t]*(?:or|and)[ \t]+(?:higher|later|newer|above|up))",
+        re.IGNORECASE)
+
+
+@lru_cache(maxsize=None)
+def _framework_pattern(key: str) -> "re.Pattern[str]":
+    fw = framework(key)
+    return _pattern((fw.title, *fw.distributions))
+
+
+@lru_cache(maxsize=256)
+def _readme_text(folder: Path) -> tuple[str, str]:
+    """(file name, text) of the folder's README, or ('', '')."""
+    for name in README_NAMES:
+        path = folder / name
+        data, _ = read_bytes(path, MAX_README)
+        if data is not None:
+            return name, MARKDOWN_LINK.sub(r"\1", data.decode("utf-8", errors="replace"))
+    return "", ""
+
+
+def readme_version(folder: Path, key: str, root: Path) -> Optional[tuple[Version, str]]:
+    """The version of framework ``key`` that the nearest README from ``folder`` up to ``root``
+    states, with where it was read; None when none states one."""
+    here = folder
+    while True:
+        name, text = _readme_text(here)
+        if text:
+            match = _framework_pattern(key).search(text)
+            if match is not None:
+                try:
+                    version = Version.parse(match.group("version"))
+                except ValueError:
+                    version = None
+                if version is not None:
+                    where = (here / name).relative_to(root).as_posix() if root in (here / name).parents else name
+                    return version, f"{where} says {match.group(0).strip()}"
+        if here == root or root not in here.parents:
+            return None
+        here = here.parent

@@ -308,6 +308,21 @@ def test_five_thousand_nested_parentheses_do_not_kill_the_run(tmp_path: Path, jo
     assert len([line for line in proc.stdout.splitlines() if "DET105" in line]) == 5
 
 
+def _maps(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return ""
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("inf")  # gone: nothing left to wait for
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -328,13 +343,25 @@ def test_a_parser_worker_that_dies_costs_only_its_file(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "detlint", ".", "--isolated", "--tf-version", "2.21", "--no-cache", "-j", "1",
            "--file-timeout", "0"]
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _children(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (worker,) = _children(proc.pid)
-    time.sleep(1.0)  # it has imported libcst and is parsing a_slow.py, which takes several seconds
-    os.kill(worker, signal.SIGSEGV)
-    out, err = proc.communicate(timeout=120)
+    try:
+        # the parser worker is the child that loads libcst's parser; once it has used a second of
+        # CPU time beyond that it is parsing a_slow.py (several seconds of CPU). Counted in CPU
+        # time, not wall time: on a busy machine its import alone can take seconds
+        deadline = time.monotonic() + 120
+        worker = None
+        while worker is None and time.monotonic() < deadline:
+            worker = next((c for c in _children(proc.pid) if "libcst/native" in _maps(c)), None)
+            time.sleep(0.05)
+        assert worker is not None, "no parser worker started"
+        start = _cpu_seconds(worker)
+        while _cpu_seconds(worker) - start < 1.0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(worker, signal.SIGSEGV)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:  # never leave the run behind, whatever failed above
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 1, err
     (line,) = lines_for(out, "a_slow.py")
     assert "DET001" in line and "the parser crashed on this file (SIGSEGV)" in line

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from detlint.settings.config import Settings, Target
-from detlint.lint.ftypes import Diagnostic, FileFacts, Hit
+from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, top_scope
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
 from detlint.knowledge.versions import Version
 from detlint.lint.names import EVALUATION_NAME, EXTERNAL_MODULES, pretty
@@ -155,7 +155,7 @@ class Evaluator:
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         imported = {m for f in all_facts if f is not None for m in f.frameworks}
-        reachable = program.trace + [th for th in program.all_hits if th.path == program.entry and not th.ordered]
+        reachable = program.trace + unreached_in_entry(program, facts_of)
         for th in reachable:
             if th.hit.owner == owner:
                 matcher = self.kb.matcher(th.hit.owner, th.hit.index)
@@ -270,7 +270,7 @@ class Evaluator:
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         imported = {m for f in all_facts if f is not None for m in f.frameworks}
-        entry_hits = [th for th in program.all_hits if th.path == program.entry and not th.ordered]
+        entry_hits = unreached_in_entry(program, facts_of)
         # ops in tf.data stages run on the CPU and are never differentiated: no GPU op evidence
         reachable = [th for th in program.trace + entry_hits
                      if not (th.hit.owner.startswith("op:") and self.in_input_pipeline(facts_of(th.path), th.hit))]
@@ -515,6 +515,16 @@ def _scopes_reached(facts: FileFacts, refs: list[str]) -> set[str]:
                 scopes.add(scope)
                 todo.extend(c.target.rsplit(".", 1)[-1] for c in facts.calls if c.scope == scope)
     return scopes
+
+
+def unreached_in_entry(program: Program, facts_of: Any) -> list[TraceHit]:
+    """The entry file's hits the trace did not reach (a call it cannot follow may still run
+    them), except those in the entry's functions and classes that nothing names: a program never
+    runs a definition of its own entry file that it never mentions."""
+    facts = facts_of(program.entry)
+    dead = frozenset(facts.unreferenced) if facts is not None else frozenset()
+    return [th for th in program.all_hits
+            if th.path == program.entry and not th.ordered and top_scope(th.hit.scope) not in dead]
 
 
 def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -> set[int]:

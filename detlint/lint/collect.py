@@ -144,6 +144,7 @@ class Collector(cst.CSTVisitor):
         self.builders: set[str] = set()
         self.file_flags: set[str] = set()  # "tape", "other gradients", "module model"
         self.plain_functions: list[str] = []  # top-level functions without decorators
+        self.plain_classes: list[str] = []  # top-level classes without decorators (a registry's are not plain)
         self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
         # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
         # the hit they belong to; keywords any call of this file passes
@@ -443,6 +444,13 @@ class Collector(cst.CSTVisitor):
     # ---- scopes ------------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self.suites.append((node.body, True))
+        self._note_docstring(node)
+
+    def _note_docstring(self, node: "cst.Module | cst.ClassDef | cst.FunctionDef") -> None:
+        """A docstring names no definition (for ``unreferenced``), as a comment does not."""
+        doc = node.get_docstring(clean=False)
+        if doc:
+            self.comments.append(doc)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.suites.append((node.body, id(node) in self.def_bodies))
@@ -465,6 +473,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.def_bodies.add(id(node.body))
+        self._note_docstring(node)
         for decorator in node.decorators:  # `@eqx.filter_value_and_grad`: the call, without arguments
             if isinstance(decorator.decorator, (cst.Name, cst.Attribute)):
                 self.match_bare_decorator(decorator.decorator)
@@ -662,6 +671,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.def_bodies.add(id(node.body))
+        self._note_docstring(node)
         written = [dotted(arg.value) for arg in node.bases]
         bases = [self.qualify(name) for name in written]
         self.local_classes[node.name.value] = any(b and (self.is_framework_name(b) or b in self.framework_classes)
@@ -670,6 +680,8 @@ class Collector(cst.CSTVisitor):
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
+            if not node.decorators and not self.in_main_guard:
+                self.plain_classes.append(node.name.value)
         else:
             self.classes.append(f"{self.classes[-1] if self.classes else ''}.{node.name.value}")
         self.depth += 1
@@ -1172,10 +1184,10 @@ class Collector(cst.CSTVisitor):
             self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
         self.drop_dead_branches()
         self.record_exports()
-        if self.plain_functions:  # named once: in its def (strings count as names, comments do not)
+        if self.plain_functions or self.plain_classes:  # named once: in its def (strings count as names, comments do not)
             words = Counter(WORD_RE.findall(self.source))
             words.subtract(WORD_RE.findall(" ".join(self.comments)))
-            self.facts.unreferenced = [name for name in self.plain_functions if words[name] == 1]
+            self.facts.unreferenced = [name for name in self.plain_functions + self.plain_classes if words[name] == 1]
         self.facts.off_gradient = self.paths.off_gradient(
             h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop"
         ) + self.facts.off_gradient

@@ -14,7 +14,7 @@ from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
 from detlint.lint.program_context import ProgramContext
 from detlint.settings.config import Settings, Target, not_training
-from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile
+from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile, top_scope
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.programs.links import OutlineExports, link_in_order, links_for
@@ -565,9 +565,10 @@ class Linter:
         no_grad = self.gradient_free(path, facts, runners) if training else frozenset()
         # a script's functions it never names never run (a loss kept from an earlier version);
         # the project's imports are read only when such a function holds an op
-        dead = set(facts.unreferenced) & {h.scope for h in facts.hits if h.owner.startswith("op:")}
+        dead = set(facts.unreferenced) & {top_scope(h.scope) for h in facts.hits if h.owner.startswith("op:")}
         if program is not None and dead and not self.imported(path):  # none of their ops runs, forward or back
-            facts = replace(facts, hits=[h for h in facts.hits if not (h.scope in dead and h.owner.startswith("op:"))])
+            facts = replace(facts, hits=[h for h in facts.hits
+                                         if not (top_scope(h.scope) in dead and h.owner.startswith("op:"))])
         extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
         if program is not None and not training and others:
             # only what those programs run: not the script's own demo under its main guard, nor

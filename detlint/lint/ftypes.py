@@ -101,6 +101,11 @@ class CallSite:
     untaped: bool = False
 
 
+def top_scope(scope: Optional[str]) -> str:
+    """The top-level definition a hit's scope lies in: ``Trainer`` for ``Trainer.__init__``."""
+    return (scope or "").split(".", 1)[0]
+
+
 @dataclass
 class FileFacts:
     """Everything one walk of one file yields; independent of the target version."""
@@ -133,8 +138,9 @@ class FileFacts:
     # and the decorators (last names) of this file's functions: gradients.py matches the two
     no_grad_decorators: list[str] = field(default_factory=list)
     decorators: dict[str, list[str]] = field(default_factory=dict)
-    # top-level functions without decorators whose name appears nowhere else in the file: in a
-    # script no other file imports, they never run
+    # top-level functions and classes without decorators whose name appears nowhere else in the
+    # file: in a script no other file imports they never run, and a program whose entry is this
+    # file never runs them (a `__main__` demo beside a Trainer class it never builds)
     unreferenced: list[str] = field(default_factory=list)
     # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
     evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)

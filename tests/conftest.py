@@ -87,9 +87,12 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optio
     expression = config.getoption("markexpr", "")
     if not expression or FRAMEWORK_TESTS.get(collection_path.name, ()) is not None:
         return None
-    from _pytest.mark.expression import Expression
+    try:  # pytest's own parser of -m expressions (not public API: without it, collect everything)
+        from _pytest.mark.expression import Expression
 
-    keeps = Expression.compile(expression).evaluate(lambda marker, **_: marker == "frameworks")
+        keeps = Expression.compile(expression).evaluate(lambda marker, **_: marker == "frameworks")
+    except Exception:
+        return None
     return True if not keeps else None
 
 

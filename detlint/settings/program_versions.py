@@ -28,7 +28,7 @@ from detlint.settings.config import Settings, Target, warn
 from detlint.settings.eras import _raw, file_era, hint_evidence, narrowed_by
 from detlint.settings.pins import (ci_requirement_lines, conda_files_lines, has_dependency_file,
                                   pinned_framework_version, requirement_lines)
-from detlint.settings.readme_versions import readme_version
+from detlint.settings.readme_versions import readme_text, readme_version
 from detlint.settings.stated_versions import stated_versions
 
 
@@ -72,6 +72,7 @@ class ProgramVersions:
         self._era_cache: dict[tuple[Path, str], object] = {}
         self._hint_cache: dict[tuple[Path, str], list] = {}
         self._sibling_cache: dict[Path, dict[str, object]] = {}
+        self._readmes: dict[Path, tuple[str, str]] = {}
 
     def _stated(self, path: Path) -> dict[str, tuple[Version, str]]:
         """What a notebook states, read once per run (every framework asks)."""
@@ -254,7 +255,12 @@ class ProgramVersions:
 
     def _readme(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
         """What the nearest README states (never a pin's place: pins come first)."""
-        found = readme_version(folder, key, self.settings.project_root)
+        def read(here: Path) -> tuple[str, str]:
+            if here not in self._readmes:
+                self._readmes[here] = readme_text(here)
+            return self._readmes[here]
+
+        found = readme_version(folder, key, self.settings.project_root, read)
         return _clamped(key, *found) if found is not None else None
 
     def _folder_pin(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:

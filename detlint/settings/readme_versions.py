@@ -4,7 +4,7 @@ Many research repositories pin nothing and say in their README what they were wr
 "PyTorch install = 1.4.0", "developed for PyTorch version 1.7.1", ``pip install torch==1.7.1``,
 ``conda install pytorch=1.7.1``. Such a statement is weaker than any pin and stronger than the
 version installed where detlint runs. The nearest README from a program's folder up to the project
-root counts; in it, the first statement for the framework. A floor (``torch>=1.4``, "1.4 or
+root that states a version of the framework counts; in it, the first statement. A floor (``torch>=1.4``, "1.4 or
 later") says nothing about the version the code was written for, and is not read.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from detlint.knowledge.frameworks import framework
 from detlint.knowledge.versions import Version
@@ -39,8 +39,7 @@ def _framework_pattern(key: str) -> "re.Pattern[str]":
     return _pattern((fw.title, *fw.distributions))
 
 
-@lru_cache(maxsize=256)
-def _readme_text(folder: Path) -> tuple[str, str]:
+def readme_text(folder: Path) -> tuple[str, str]:
     """(file name, text) of the folder's README, or ('', '')."""
     for name in README_NAMES:
         path = folder / name
@@ -50,12 +49,14 @@ def _readme_text(folder: Path) -> tuple[str, str]:
     return "", ""
 
 
-def readme_version(folder: Path, key: str, root: Path) -> Optional[tuple[Version, str]]:
+def readme_version(folder: Path, key: str, root: Path,
+                   read: Callable[[Path], tuple[str, str]] = readme_text) -> Optional[tuple[Version, str]]:
     """The version of framework ``key`` that the nearest README from ``folder`` up to ``root``
-    states, with where it was read; None when none states one."""
+    states, with where it was read; None when none states one. ``read`` gives a folder's README
+    (a run keeps what it read: each README is read once per run, not once per program)."""
     here = folder
     while True:
-        name, text = _readme_text(here)
+        name, text = read(here)
         if text:
             match = _framework_pattern(key).search(text)
             if match is not None:

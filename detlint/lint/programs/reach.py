@@ -51,12 +51,12 @@ class ImportIndex:
 
     def words_of(self, path: Path) -> set[str]:
         if path not in self._words:
-            self._words[path] = _import_words(path)
+            self._words[path], self._targets[path] = _imports(path)
         return self._words[path]
 
     def targets_of(self, path: Path) -> "Targets":
         if path not in self._targets:
-            self._targets[path] = _import_targets(path)
+            self._words[path], self._targets[path] = _imports(path)
         return self._targets[path]
 
     def _dotted(self, module: Path) -> tuple[str, ...]:
@@ -135,37 +135,30 @@ class ImportIndex:
 Targets = tuple[frozenset[tuple[str, ...]], frozenset[str]]
 
 
-def _import_targets(path: Path) -> Targets:
-    data, _ = read_bytes(path, MAX_TEXT)
+def _imports(path: Path) -> tuple[set[str], Targets]:
+    """The words of a file's import statements, and what they may load, from one read."""
+    data, _ = read_bytes(path, MAX_TEXT)  # regular files only, never blocking (a FIFO is skipped)
     if data is None:
-        return frozenset(), frozenset()
+        return set(), (frozenset(), frozenset())
     text = data.decode("utf-8", errors="replace")
+    words: set[str] = set()
     dotted: set[tuple[str, ...]] = set()
     relative: set[str] = set()
     for match in import_statements(text, IMPORT_RE):
+        base = match.group("base")
+        base_words = WORD_RE.findall(base or "")
+        words.update(base_words)
+        words.update(WORD_RE.findall(match.group("names")))
         # `a.b as c, d` / `(c, d)`: the first word of each part is a dotted name
         names = [part.split()[0] for part in match.group("names").replace("(", " ").replace(")", " ").split(",")
                  if part.split()]
-        base = match.group("base")
         if base is None:
             dotted.update(tuple(name.split(".")) for name in names if name.strip("."))
         elif base.startswith("."):
-            relative.update(WORD_RE.findall(base))
+            relative.update(base_words)
             relative.update(word for name in names for word in WORD_RE.findall(name))
         else:
             parts = tuple(base.split("."))
             dotted.add(parts)
             dotted.update(parts + (name,) for name in names if WORD_RE.fullmatch(name))
-    return frozenset(d for d in dotted if all(d)), frozenset(relative)
-
-
-def _import_words(path: Path) -> set[str]:
-    data, _ = read_bytes(path, MAX_TEXT)  # regular files only, never blocking (a FIFO is skipped)
-    if data is None:
-        return set()
-    text = data.decode("utf-8", errors="replace")
-    words: set[str] = set()
-    for match in import_statements(text, IMPORT_RE):
-        words.update(WORD_RE.findall(match.group("base") or ""))
-        words.update(WORD_RE.findall(match.group("names")))
-    return words
+    return words, (frozenset(d for d in dotted if all(d)), frozenset(relative))

@@ -26,7 +26,8 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
-                                     "unless-only", "in-methods", "imported-before"}
+                                     "unless-only", "in-methods", "imported-before", "needs-also",
+                                     "outside-methods"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -113,6 +114,9 @@ class Matcher:
     # a training call that trains the object it is called on (``model.fit``), not one that trains
     # whatever built a loss (``optimizer.step()``, ``loss.backward()``)
     trains_receiver: bool = False
+    # a group the program must also reach for this match to count (a backward pass trains only
+    # where some optimiser steps: a backward alone differentiates a frozen model)
+    needs_also: Optional[str] = None
     # draws only when used later (a shuffling loader draws when iterated): made before the seed
     # and used after it, it is seeded
     draws_later: bool = False
@@ -122,6 +126,9 @@ class Matcher:
     # matched only inside methods of these names (a dataset's ``__getitem__``, which runs in the
     # loader's worker processes)
     in_methods: tuple[str, ...] = ()
+    # ...and never in these methods of a file importing one of these modules: ``{names: [...],
+    # in-files-importing: [...]}`` (a torch dataset's __getitem__ runs in reseeded loader workers)
+    outside_methods: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def applies(self, version: Version, keras_major: int) -> bool:
         return self.versions.contains(version) and (self.keras is None or self.keras == keras_major)
@@ -388,6 +395,9 @@ class _Reader:
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
             in_methods=tuple(spec.get("in-methods", ())),
+            outside_methods=(tuple((spec.get("outside-methods") or {}).get("names", ())),
+                             tuple((spec.get("outside-methods") or {}).get("in-files-importing", ()))),
+            needs_also=str(spec["needs-also"]) if spec.get("needs-also") else None,
             **self.imported_before(spec.get("imported-before"), f"{where}.imported-before", kind),
         )
 

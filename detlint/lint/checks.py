@@ -41,6 +41,8 @@ class Evaluator:
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
+        # a program module's facts, by path (set by the linter; None where there is no project)
+        self.facts_of: Optional[Callable[[Path], Optional[FileFacts]]] = None
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
         self._targets: Optional[dict[str, Target]] = None  # see versions()
@@ -156,12 +158,19 @@ class Evaluator:
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         imported = {m for f in all_facts if f is not None for m in f.frameworks}
         reachable = program.trace + unreached_in_entry(program, facts_of)
-        for th in reachable:
-            if th.hit.owner == owner:
-                matcher = self.kb.matcher(th.hit.owner, th.hit.index)
-                if self._applies(matcher, keras) and self.gated(matcher, imported):
-                    return True
-        return False
+
+        def in_group(th: TraceHit, name: str) -> bool:
+            if th.hit.owner != f"group:{name}":
+                return False
+            matcher = self.kb.matcher(th.hit.owner, th.hit.index)
+            return self._applies(matcher, keras) and self.gated(matcher, imported)
+
+        return any(in_group(th, group) and self._confirmed(th, reachable, in_group) for th in reachable)
+
+    def _confirmed(self, th: TraceHit, reachable: list[TraceHit], in_group: Any) -> bool:
+        """Does a group match count in this program: the group it ``needs-also`` is reached too?"""
+        also = self.kb.matcher(th.hit.owner, th.hit.index).needs_also
+        return also is None or any(in_group(other, also) for other in reachable)
 
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
                          training: bool = True, program: Optional[Program] = None,
@@ -281,9 +290,10 @@ class Evaluator:
             matcher = self.kb.matcher(th.hit.owner, th.hit.index)
             return self._applies(matcher, keras) and self.gated(matcher, imported)
 
-        trains = any(in_group(th, "training") for th in reachable)
+        trains = any(in_group(th, "training") and self._confirmed(th, reachable, in_group) for th in reachable)
         entry_facts = facts_of(program.entry)
-        training_calls = [th for th in program.all_hits if in_group(th, "training")]
+        training_calls = [th for th in program.all_hits
+                          if in_group(th, "training") and self._confirmed(th, program.all_hits, in_group)]
 
         def thrown_away(index: int, seeded: int) -> bool:
             """Does the use at trace ``index``, a layer or model built before the seed at
@@ -312,7 +322,8 @@ class Evaluator:
         # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates,
         # ... and so is what a plotting or visualisation module of the project draws
         # ... and what runs after the last training call (sampling, plotting a prediction)
-        after = _after_training(program, [th for th in program.trace if in_group(th, "training")], facts_of)
+        after = _after_training(program, [th for th in program.trace if in_group(th, "training")
+                                          and self._confirmed(th, reachable, in_group)], facts_of)
         feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)
                    and (th.path == program.entry or not self.not_training_path(th.path))
                    and id(th) not in after]
@@ -402,12 +413,35 @@ class Evaluator:
             if op.fixed_by and any(in_group(other, op.fixed_by) for other in program.all_hits):
                 return False  # a switch of its own (cuDNN's flag for convolutions) covers it
             return (status is not None and status.status in rule.ops_status and not status.requires
-                    and self._applies(matcher, keras) and (op.phase == "forward" or trains))
+                    and self._applies(matcher, keras)
+                    and (op.phase == "forward" or (trains and not self.frozen(th, program))))
         if not in_group(th, uses):
             return False
         if th.hit.displayed and not check.get("late-only"):
             return False  # a draw that is only printed or plotted does not feed training (but it ran)
         return trains or not self.kb.matcher(th.hit.owner, th.hit.index).needs_training
+
+    def frozen(self, th: TraceHit, program: Program) -> bool:
+        """Is ``th`` a layer of a frozen model: built at, or by a call on, a line that binds a
+        model whose backward never runs (flow/frozen_models.py)?"""
+        facts_of = self.facts_of
+        if facts_of is None:
+            return False
+
+        def binds_frozen(path: Path, line: int) -> bool:
+            facts = facts_of(path)
+            return facts is not None and line in facts.frozen_bindings
+
+        def only_frozen(path: Path, scope: Optional[str], seen: frozenset) -> bool:
+            """Is every call that runs this function a frozen model's construction, or made in
+            a function only those run? (A function reached no other way, or in a cycle: no.)"""
+            callers = program.callers.get((path, scope))
+            if not callers or (path, scope) in seen:
+                return False
+            seen = seen | {(path, scope)}
+            return all(binds_frozen(p, line) or only_frozen(p, s, seen) for p, line, s in callers)
+
+        return binds_frozen(th.path, th.hit.line) or only_frozen(th.path, th.hit.scope, frozenset())
 
     def _rewritable(self, op_id: str, hit: Hit) -> bool:
         """Is ``hit`` a call the op's rewrite is written for (``tf.nn.bias_add(x, b)``), not
@@ -426,7 +460,8 @@ class Evaluator:
         where = ""
         at_site = here or first.path == program.entry
         if not at_site:
-            where = f"(in {where_of(first.path, first.hit.span[0])})"
+            choice = next((program.choices[step] for step in first.via if step in program.choices), None)
+            where = f"(in {where_of(first.path, first.hit.span[0])}{', ' + choice if choice else ''})"
         late = ""
         if late_after is not None:
             late = where_of(late_after.path, late_after.hit.span[0])

@@ -23,12 +23,13 @@ from detlint.lint.files.line_breaks import python_lines
 from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
+from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
-from detlint.lint.programs.program import MAIN_GUARD
+from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -44,6 +45,7 @@ LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
+CONFIG_BUILDERS = "group:config-instantiators"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 TAPES = "group:gradient-tapes"
@@ -58,7 +60,7 @@ LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
 NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
-                          NO_GRAD_BLOCKS,
+                          NO_GRAD_BLOCKS, CONFIG_BUILDERS,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -111,6 +113,9 @@ class Collector(cst.CSTVisitor):
         self.scope: list[str] = []
         self.classes: list[str] = []
         self.bases: list[list[str]] = []  # the base classes of each class being walked, as written
+        # (scope, name) -> the project functions it may hold (``f()``: what calling f returns)
+        self.function_names: dict[tuple[Optional[str], str], list[str]] = {}
+        self.frozen_models = FrozenModels()
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
         self.version_guards = 0
@@ -317,6 +322,11 @@ class Collector(cst.CSTVisitor):
             return  # consulted by runs_its_arguments, held_functions and is_display, not evidence
         matcher = self.kb.matcher(owner, index)
         if matcher.in_methods and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods:
+            return
+        methods, importing = matcher.outside_methods
+        if methods and self.current_scope and "." in self.current_scope \
+                and self.current_scope.rsplit(".", 1)[-1] in methods \
+                and any(qual.split(".")[0] in importing for qual in self.facts.imports.values()):
             return
         line, col, end_line, end_col = self.pos(node)
         functions: list[tuple[Optional[str], Optional[tuple[int, int, int, int]]]] = [(None, None)]
@@ -638,6 +648,11 @@ class Collector(cst.CSTVisitor):
         if self.top_function is not None and self.depth == self.top_depth:
             self.returns.append(node.value is not None and training_branches.returns_stopped(
                 node.value, self.stopped_names, self.is_stop))
+        if self.current_scope is not None:  # return model_creator: a factory of project code
+            refs = self.project_functions(node.value)
+            if refs:
+                returned = self.facts.returns.setdefault(self.current_scope, [])
+                returned.extend(ref for ref in refs if ref not in returned)
 
     def _returns_without_autograd(self, value: Optional[cst.BaseExpression]) -> bool:
         """A decorator (factory) that runs what it wraps without autograd: it returns a call made
@@ -680,6 +695,9 @@ class Collector(cst.CSTVisitor):
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
+            project = [self.qualify(w) or w for w, b in zip(written, bases) if w and not self.external(b, w)]
+            if project:
+                self.facts.bases[node.name.value] = project
             if not node.decorators and not self.in_main_guard:
                 self.plain_classes.append(node.name.value)
         else:
@@ -692,6 +710,8 @@ class Collector(cst.CSTVisitor):
         self.bases.pop()
 
     def visit_If(self, node: cst.If) -> None:
+        if not (self.depth == 0 and _is_main_guard(node.test)):
+            self.frozen_models.conditions += 1
         if self.depth == 0 and not self.in_main_guard and _is_main_guard(node.test):
             self.facts.main_guard = self.facts.main_guard or self.pos(node)[0]
             self.in_main_guard = True
@@ -702,6 +722,8 @@ class Collector(cst.CSTVisitor):
             self.branches.note_if(self.top_function, node, lambda n: (self.pos(n)[0], self.pos(n)[2]))
 
     def leave_If(self, original_node: cst.If) -> None:
+        if not (self.depth == 0 and _is_main_guard(original_node.test)):
+            self.frozen_models.conditions -= 1
         if self.in_main_guard and original_node is getattr(self, "_guard_node", None):
             self.in_main_guard = False
         if _mentions_version(original_node.test):
@@ -713,8 +735,20 @@ class Collector(cst.CSTVisitor):
             self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self.frozen_models.note_bind(node.targets[0].target, self.pos(node)[0])
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.bound_to[id(node.value)] = node.targets[0].target.value
+            # train_fn = train.train, creator = get_model_creator(hparams) (a factory returning a
+            # class): the name holds project functions, called or handed on later (every branch's)
+            refs = self.project_functions(node.value)
+            if isinstance(node.value, cst.Call):
+                callee = dotted(node.value.func)
+                qual = self.qualify(callee) if callee else None
+                if callee and not self.external(qual, callee) and not callee.startswith("self."):
+                    refs.append(f"{qual or callee}()")
+            held = self.function_names.setdefault((self.current_scope, node.targets[0].target.value), [])
+            held.extend(ref for ref in refs if ref not in held)
         self.paths.bind(self.current_scope, [n for t in node.targets for n in bound_names(t.target)], node.value,
                         self.pos(node))
         if self.top_function is not None:
@@ -1075,15 +1109,49 @@ class Collector(cst.CSTVisitor):
         self.branches.note_call(name, qual, node)
         inference = bool(self.inference_branches) or training_branches.training_false(node)
         no_grad = inference or bool(self.stop_calls)
+        self.frozen_models.note_call(node, no_grad or self.no_grad > 0)
         # outside any tape block, lambda or nested def: it runs when its function does
         untaped = not self.tapes and not self.lambdas and (self.top_function is None or self.depth == self.top_depth)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+            # Trainer(cfg).run_loop(): a method of the object just made (of a project class)
+            made = dotted(node.func.value.func)
+            made_qual = self.qualify(made) if made else None
+            if made and not self.external(made_qual, made) and made.rsplit(".", 1)[-1][:1].isupper():
+                after = self.pos(node.func.value)[2:]  # it runs after the constructor, not before
+                self.facts.calls.append(CallSite(f"{made_qual or made}.{node.func.attr.value}", *after,
+                                                 self.current_scope, no_grad, inference, untaped))
+        elif self.namespace_lookup(node.func):
+            # getattr(models, cfg.arch)(...), models.__dict__[name](...): one of the module's callables
+            self.facts.calls.append(CallSite(f"{self.namespace_lookup(node.func)}.*", line, col, self.current_scope,
+                                             no_grad, inference, untaped))
         elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
             table = dotted(node.func.value)
             if table and self.project_ref(table):
                 self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope,
                                                  no_grad, inference, untaped))
+        if name and not self.external(qual, name):
+            # get_instance(models, "arch", cfg): a project module handed to a project function is
+            # there to have one of its callables looked up and called
+            for arg in node.args:
+                module = self.project_module(arg.value)
+                if module:
+                    self.facts.calls.append(CallSite(f"{module}.*", line, col, self.current_scope,
+                                                     no_grad, inference, untaped))
+                # run_main(flags, train_fn=train.train): a function handed to a project function
+                # runs there (the callee calls its parameter; which call is not told)
+                # (at a module's level a function handed on is more often kept: `Wrapped = wraps(f)`)
+                for ref in self.project_functions(arg.value) if self.current_scope is not None else ():
+                    if ref != module:
+                        self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference,
+                                                         untaped))
+            for ref in self.function_names.get((self.current_scope, name), ()):  # creator(...): what it holds
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
+        if self._in_group(CONFIG_BUILDERS, qual, node) and node.args \
+                and not isinstance(node.args[0].value, cst.SimpleString):
+            # instantiate(cfg.model), import_module(cfg["target"]): a class the configs name
+            self.facts.calls.append(CallSite(CONFIGURED, line, col, self.current_scope, no_grad, inference, untaped))
         if self._in_group(STOPS, qual, node):
             self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code
@@ -1174,6 +1242,7 @@ class Collector(cst.CSTVisitor):
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        self.facts.frozen_bindings = self.frozen_models.lines()
         # holders no runner was seen to run (returned, stored on self): their functions run where
         # the object was made, after its arguments (a RunConfig seed among them)
         for name, (line, col, scope) in self.unrun_holders.items():
@@ -1242,6 +1311,42 @@ class Collector(cst.CSTVisitor):
             qual = f"builtins.{name}"
         return self._in_group(DISPLAYS, qual, node)
 
+    def project_module(self, node: cst.BaseExpression) -> Optional[str]:
+        """The qualified name of an imported project name (``models``, ``nets.resnet``) that may be
+        a module; whether it is one is told by the program, which finds its file."""
+        written = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if not written or written.split(".")[0] not in self.facts.imports:
+            return None
+        qual = self.qualify(written)
+        return qual if qual and not self.external(qual, written) and not qual.startswith("<") else None
+
+    def project_functions(self, node: Optional[cst.BaseExpression]) -> list[str]:
+        """What a function-valued expression runs when called: a function of this file defined so
+        far, an imported project name, or a local name bound to those."""
+        written = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if not written or written.startswith("self."):
+            return []
+        held = self.function_names.get((self.current_scope, written))
+        if held:
+            return list(held)
+        if (written in self.facts.functions or written in self.facts.classes) and written not in self.holders:
+            return [self.function_ref(written)]
+        module = self.project_module(node)
+        return [module] if module else []
+
+    def namespace_lookup(self, func: cst.BaseExpression) -> Optional[str]:
+        """``getattr(m, name)``, ``m.__dict__[name]``, ``vars(m)[name]`` with ``m`` a project name: ``m``."""
+        if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr" \
+                and len(func.args) >= 2:
+            return self.project_module(func.args[0].value)
+        if isinstance(func, cst.Subscript):
+            held = func.value
+            if isinstance(held, cst.Attribute) and held.attr.value == "__dict__":
+                return self.project_module(held.value)
+            if isinstance(held, cst.Call) and isinstance(held.func, cst.Name) and held.func.value == "vars" and held.args:
+                return self.project_module(held.args[0].value)
+        return None
+
     def super_targets(self, node: cst.Call) -> list[str]:
         func = node.func
         if not (self.bases and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
@@ -1294,6 +1399,7 @@ class Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.facts.loops.append(self.pos(node)[::2])
+        self.frozen_models.note_loop(node)
         self.paths.bind(self.current_scope, bound_names(node.target), node.iter, None)
         it = node.iter
         self.iterates(it)

@@ -21,6 +21,7 @@ from detlint.lint.programs.links import OutlineExports, link_in_order, links_for
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
 from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
+from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder
 from detlint.lint.programs.reach import ImportIndex
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
@@ -127,6 +128,7 @@ class Linter:
         self.kb = kb or kb_module.load()
         self.evaluator = Evaluator(self.kb, settings)
         self.evaluator.not_training_path = self.not_training
+        self.evaluator.facts_of = self.facts_of
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
@@ -151,6 +153,8 @@ class Linter:
         self.builder.provider_tokens = provider_tokens(self.kb)
         self.context = ProgramContext(settings, self.kb, real(settings.project_root), self.facts_of)
         self.builder.launch_hits = self.context.launch_hits
+        self._config_targets: Optional[list[str]] = None
+        self.builder.config_targets = self.config_targets
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
@@ -384,6 +388,13 @@ class Linter:
         self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again
         return any(th.hit.owner in self.marker_owners for th in program.trace)
 
+    def config_targets(self) -> list[str]:
+        """The classes the project's configuration files name (read once per run, when a
+        program instantiates from a config)."""
+        if self._config_targets is None:
+            self._config_targets = config_targets(real(self.settings.project_root))
+        return self._config_targets
+
     def not_training(self, path: Path) -> bool:
         """Is ``path`` a test, benchmark, demo, ... (the ``not-training`` patterns)? Outside the
         project only its name is matched. Asked for every module of a program: kept per path."""
@@ -533,7 +544,20 @@ class Linter:
                 if self.program_trains(program):
                     return True
                 reached = True
-        return not reached
+        return not reached and not self.left_out_of_package(module)
+
+    def _backprop(self, hit: Hit) -> bool:
+        kind, _, key = hit.owner.partition(":")
+        return kind == "op" and self.kb.ops[key].phase == "backprop"
+
+    def left_out_of_package(self, module: Path) -> bool:
+        """Is ``module`` a package's module that no file imports, in a package the project's
+        programs do import (``models/old_xception.py`` beside the models ``models/__init__.py``
+        names)? No program can run it: it is not the project's API either."""
+        init = module.parent / "__init__.py"
+        if module.name == "__init__.py" or not init.is_file() or self.import_index.importers(module, 1):
+            return False
+        return bool(self.entries_importing(init))
 
     def _file_diagnostics(self, path: Path, facts: FileFacts, display: str, program: Optional[Program],
                           trains: Optional[bool], training: bool) -> list[Diagnostic]:
@@ -561,6 +585,12 @@ class Linter:
             if shown - trained:  # judged as training code without them, as other code with them
                 diags = self.evaluator.file_diagnostics(display, facts, trains, False, program)
                 facts = replace(facts, hits=[h for h in facts.hits if id(h) not in shown - trained])
+            # layers every training program builds into a frozen model only: their backward never runs
+            backward = {id(th.hit) for p in others for th in p.trace if th.path == here
+                        and not self.evaluator.frozen(th, p)}
+            frozen = trained - backward
+            if frozen:
+                facts = replace(facts, hits=[h for h in facts.hits if id(h) not in frozen or not self._backprop(h)])
         runners = [program] if own else others
         no_grad = self.gradient_free(path, facts, runners) if training else frozenset()
         # a script's functions it never names never run (a loss kept from an earlier version);

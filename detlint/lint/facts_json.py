@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 13
+FORMAT = 16
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -29,7 +29,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
                   list(h.at) if h.at is not None else None, h.displayed]
                  for h in facts.hits],
         "calls": [[c.target, c.line, c.col, c.scope, c.no_grad, c.inference, c.untaped] for c in facts.calls],
-        "functions": facts.functions, "classes": facts.classes, "imports": facts.imports,
+        "functions": facts.functions, "classes": facts.classes, "bases": facts.bases, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
         "star_imports": facts.star_imports, "exports": facts.exports,
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
@@ -37,6 +37,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
         "no_grad_decorators": facts.no_grad_decorators, "decorators": facts.decorators,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
+        "frozen_bindings": facts.frozen_bindings, "returns": facts.returns,
         "builders": facts.builders, "gradient_style": facts.gradient_style,
         "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
@@ -61,6 +62,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         calls=[_call(row) for row in _list(doc.get("calls"))],
         functions={_str(k): _line(v) for k, v in _dict(doc.get("functions")).items()},
         classes={_str(k): [_str(m) for m in _list(v)] for k, v in _dict(doc.get("classes")).items()},
+        bases={_str(k): [_str(b) for b in _list(v)] for k, v in _dict(doc.get("bases")).items()},
         imports={_str(k): _str(v) for k, v in _dict(doc.get("imports")).items()},
         import_lines={_str(k): _line(v) for k, v in _dict(doc.get("import_lines")).items()},
         relative_imports=[_relative(row) for row in _list(doc.get("relative_imports"))],
@@ -76,6 +78,8 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         decorators={_str(k): [_str(v) for v in _list(names)] for k, names in _dict(doc.get("decorators")).items()},
         tables={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("tables")).items()},
         off_gradient=[(_line(a), _col(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
+        frozen_bindings=[_line(v) for v in _list(doc.get("frozen_bindings"))],
+        returns={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("returns")).items()},
         unreferenced=[_str(v) for v in _list(doc.get("unreferenced"))],
         builders=[_str(v) for v in _list(doc.get("builders"))],
         gradient_style=[_str(v) for v in _list(doc.get("gradient_style"))],

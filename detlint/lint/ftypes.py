@@ -115,6 +115,10 @@ class FileFacts:
     calls: list[CallSite] = field(default_factory=list)
     functions: dict[str, int] = field(default_factory=dict)  # scope name -> line of its def
     classes: dict[str, list[str]] = field(default_factory=dict)  # class -> method names
+    # class -> its base classes that may be project classes, qualified as the file imports them
+    # (``base.BaseTrainer``) or as written for the file's own: a method it does not define is looked
+    # up there, as Python does
+    bases: dict[str, list[str]] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)  # local alias -> qualified name
     import_lines: dict[str, int] = field(default_factory=dict)  # imported module -> first line
     relative_imports: list[tuple[int, str, int]] = field(default_factory=list)  # (level, module, line)
@@ -155,6 +159,12 @@ class FileFacts:
     # default is safe and that no call of this file passes by keyword: if no other file of the
     # project names it either, the default is what runs
     safe_defaults: list[tuple[int, int, str]] = field(default_factory=list)
+    # lines binding a model whose backward never runs: every call of its name is without autograd,
+    # or a loop freezes all its parameters (flow/frozen_models.py)
+    frozen_bindings: list[int] = field(default_factory=list)
+    # function -> the project functions and classes it returns as values (a factory choosing a
+    # model class): calling its result runs one of them
+    returns: dict[str, list[str]] = field(default_factory=dict)
     # (line, col) of ops whose value feeds no gradient target of their block (gradients.py)
     off_gradient: list[tuple[int, int]] = field(default_factory=list)
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):

@@ -18,13 +18,22 @@ from detlint.lint.programs.outline import Outline
 FactsGetter = Callable[[Path], Optional[FileFacts]]
 OutlineGetter = Callable[[Path], Optional[Outline]]
 MAIN_GUARD = "__main__"  # the scope of code under `if __name__ == "__main__":`
+CONFIGURED = "<configured>.*"  # a call target: one of the classes the project's configuration files name
 MAX_IMPORT_DEPTH = 3
 MAX_MODULES = 64
 MAX_OUTLINES = 1024
 MAX_REEXPORTS = 8  # `from .a import f` chains followed to the function (a cycle ends here)
+MAX_CANDIDATES = 64  # callables of a module one `getattr(module, name)(...)` may run
+MAX_REPLAYS = 64  # calls of an already walked function whose training calls are noted again
+REPLAYED = "group:training"  # what a function walked before runs again when called again
+# the class of ``self`` in a method being walked, by the file that defines it: ``self._train_epoch()``
+# in a base class's ``train()`` runs the subclass's ``_train_epoch`` when the object is one
+Receiver = Optional[tuple[Path, str]]
 # what a walk of the trace runs next: (file, function or None for its module level, anchor in
-# the entry, import depth, call sites it came through)
-Step = tuple[Path, Optional[str], Optional[tuple[int, int]], int, tuple[tuple[Path, int], ...]]
+# the entry, import depth, call sites it came through, the class of ``self`` there)
+Step = tuple[Path, Optional[str], Optional[tuple[int, int]], int, tuple[tuple[Path, int], ...], Receiver]
+# what a call may run: (file, function, the class of ``self`` there)
+Target = tuple[Path, Optional[str], Receiver]
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,12 @@ class Program:
     modules: list[Path] = field(default_factory=list)  # entry first, then local imports
     trace: list[TraceHit] = field(default_factory=list)  # reachable hits in execution order
     all_hits: list[TraceHit] = field(default_factory=list)  # every hit in every module
+    # (file, function) -> the call sites (file, line, their function) from which the trace
+    # reached it: all of them, where the trace walks a function once
+    callers: dict[tuple[Path, Optional[str]], set[tuple[Path, int, Optional[str]]]] = field(default_factory=dict)
+    # call sites that run one of several project callables chosen at run time (getattr(models,
+    # name)(...)), by (file, line): what a message says of code reached through them
+    choices: dict[tuple[Path, int], str] = field(default_factory=dict)
 
 
 class ModuleResolver:
@@ -141,6 +156,8 @@ class ProgramBuilder:
         self.provider_tokens: frozenset[str] = frozenset()  # see outline.provider_tokens
         # the hits of what the program's launchers set (settings/launchers.py), by entry
         self.launch_hits: Optional[Callable[[Path], list[Hit]]] = None
+        # the dotted names the project's configuration files give to instantiate (config_targets.py)
+        self.config_targets: Callable[[], list[str]] = lambda: []
 
     def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
         """(line, file) of every project module ``path`` imports."""
@@ -169,7 +186,7 @@ class ProgramBuilder:
         return sorted(found, key=lambda p: found[p])
 
     def imported_methods(self, path: Path, facts: FileFacts, call: str,
-                         facts_of: FactsGetter) -> list[tuple[Path, str]]:
+                         facts_of: FactsGetter) -> list[Target]:
         """``gan.train()`` on an object of a class this file imports from a project module
         (``from GAN import GAN``; which one is not known, as in ``cls()`` over a list of them)."""
         receiver, _, method = call.rpartition(".")
@@ -179,11 +196,89 @@ class ProgramBuilder:
         for qual in facts.imports.values():
             if not qual.rsplit(".", 1)[-1][:1].isupper():
                 continue  # classes are Capitalised; other names would only cost parses
-            found = self.resolver.resolve(path, qual)
-            other = facts_of(found[0]) if found and found[1] and "." not in found[1] else None
-            if other is not None and not other.error and method in other.classes.get(found[1], ()):
-                out.append((found[0], f"{found[1]}.{method}"))
+            cls = self.class_named(path, facts, qual, facts_of)
+            found = self.method_of(cls, method, facts_of) if cls is not None else None
+            if found is not None:
+                out.append((found[0], found[1], cls))
         return out
+
+    def class_named(self, path: Path, facts: FileFacts, name: str, facts_of: FactsGetter,
+                    hops: int = 0) -> Receiver:
+        """The project class ``name`` stands for in ``path`` (``base.BaseTrainer``, ``Net``), by the
+        file that defines it: imports and a package's re-exports are followed."""
+        if name in facts.classes:
+            return path, name
+        if hops >= MAX_REEXPORTS:
+            return None
+        head, _, rest = name.partition(".")
+        if not rest and head in facts.imports and facts.imports[head] != name:
+            return self.class_named(path, facts, facts.imports[head], facts_of, hops + 1)
+        if not rest:  # `from .resnet import *` in a package's __init__.py
+            for star in facts.star_imports:
+                found = self.resolver.resolve(path, star)
+                other = facts_of(found[0]) if found and not found[1] and found[0] != path else None
+                cls = self.class_named(found[0], other, name, facts_of, hops + 1) \
+                    if found and other is not None and not other.error else None
+                if cls is not None:
+                    return cls
+            return None
+        found = self.resolver.resolve(path, name)
+        if not found or not found[1] or "." in found[1]:
+            return None
+        other = facts_of(found[0])
+        if other is None or other.error:
+            return None
+        return self.class_named(found[0], other, found[1], facts_of, hops + 1)
+
+    def members(self, path: Path, facts: FileFacts, facts_of: FactsGetter, hops: int = 0) -> Iterator[Target]:
+        """What ``getattr(module, name)(...)`` may run: each public function of the module, and
+        each public class's ``__init__``, its own or a re-exported one (a package's ``__init__.py``
+        naming its models)."""
+        for name in facts.functions:
+            if "." not in name and not name.startswith("_"):
+                yield path, name, None
+        for name in facts.classes:
+            found = self.method_of((path, name), "__init__", facts_of) if not name.startswith("_") else None
+            if found is not None:
+                yield found[0], found[1], (path, name)
+        if hops >= MAX_REEXPORTS:
+            return
+        for alias, qual in facts.imports.items():
+            resolved = self.resolver.resolve(path, qual) if not alias.startswith("_") else None
+            if not resolved or not resolved[1] or "." in resolved[1]:
+                continue
+            other = facts_of(resolved[0])
+            if other is None or other.error:
+                continue
+            if resolved[1] in other.functions:
+                yield resolved[0], resolved[1], None
+            cls = self.class_named(resolved[0], other, resolved[1], facts_of)
+            found = self.method_of(cls, "__init__", facts_of) if cls is not None else None
+            if found is not None:
+                yield found[0], found[1], cls
+        for star in facts.star_imports:
+            resolved = self.resolver.resolve(path, star)
+            other = facts_of(resolved[0]) if resolved and not resolved[1] and resolved[0] != path else None
+            if other is not None and not other.error:
+                yield from self.members(resolved[0], other, facts_of, hops + 1)
+
+    def method_of(self, cls: Receiver, method: str, facts_of: FactsGetter,
+                  hops: int = 0) -> Optional[tuple[Path, str]]:
+        """Where ``method`` of project class ``cls`` is defined: the class itself, else its
+        project bases, depth first and left to right (Python's order for single inheritance)."""
+        if cls is None or hops >= MAX_REEXPORTS:
+            return None
+        path, name = cls
+        facts = facts_of(path)
+        if facts is None or facts.error or name not in facts.classes:
+            return None
+        if method in facts.classes[name]:
+            return path, f"{name}.{method}"
+        for base in facts.bases.get(name, ()):
+            found = self.method_of(self.class_named(path, facts, base, facts_of), method, facts_of, hops + 1)
+            if found is not None:
+                return found
+        return None
 
     def build(self, entry: Path, local_only: bool = False) -> Program:
         """The program whose entry is ``entry``. ``local_only`` looks at that file alone (enough to
@@ -204,7 +299,7 @@ class ProgramBuilder:
         at the line that imports them, into project modules' module level (their own main
         guards excluded). Imports are followed MAX_IMPORT_DEPTH deep and at most MAX_MODULES
         modules per program, so a script inside a large package does not parse all of it."""
-        visited: set[tuple[Path, Optional[str]]] = set()
+        visited: set[tuple[Path, Optional[str], Receiver]] = set()
         reached: set[int] = set()
         touched: list[Path] = []
 
@@ -216,22 +311,76 @@ class ProgramBuilder:
             facts = self.facts_of(path)
             return None if facts is None or facts.error else facts
 
-        def targets(path: Path, facts: FileFacts, site: CallSite,
-                    hops: int = 0) -> Iterator[tuple[Path, Optional[str]]]:
+        def targets(path: Path, facts: FileFacts, site: CallSite, receiver: Receiver = None,
+                    hops: int = 0) -> Iterator[Target]:
             """The functions a call may run. Recursive but bounded: each step follows a table, a
             star import or a re-export (MAX_REEXPORTS of those at most) or shortens the name."""
             name = site.target
+            head, _, method = name.partition(".")
+            if name.endswith("()") and hops < MAX_REEXPORTS:  # creator = factory(cfg); creator(...)
+                for made_path, made_scope, _ in list(targets(path, facts, CallSite(name[:-2], site.line, site.col,
+                                                                                   site.scope), None, hops + 1)):
+                    made = touch(made_path)
+                    for ref in made.returns.get(made_scope or "", ()) if made is not None else ():
+                        yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None, hops + 1)
+                return
+            if name == CONFIGURED and not local_only:  # instantiate(cfg.model): what the configs name
+                chosen = []
+                for dotted_name in self.config_targets():
+                    if len(chosen) >= MAX_CANDIDATES:
+                        break
+                    module, _, cls = dotted_name.rpartition(".")
+                    found = self.resolver.resolve(program.entry, module)
+                    other = touch(found[0]) if found and not found[1] else None
+                    init = self.method_of((found[0], cls), "__init__", touch) if other is not None else None
+                    if init is not None:
+                        chosen.append((init[0], init[1], (found[0], cls)))
+                    elif other is not None and cls in other.functions:
+                        chosen.append((found[0], cls, None))
+                if len(chosen) > 1:
+                    program.choices[(path, site.line)] = f"one of {len(chosen)} classes the project's configs name"
+                yield from chosen
+                return
+            if name.endswith(".*"):  # getattr(models, cfg.arch)(...): one of the module's callables
+                found = self.resolver.resolve(path, name[:-2]) if not local_only else None
+                other = touch(found[0]) if found and not found[1] and found[0] != path else None
+                if other is not None:
+                    chosen = []
+                    for target in self.members(found[0], other, touch):
+                        if len(chosen) >= MAX_CANDIDATES:
+                            break
+                        chosen.append(target)
+                    if len(chosen) > 1:
+                        program.choices[(path, site.line)] = f"one of {len(chosen)} callables of {name[:-2]}"
+                    yield from chosen
+                return
+            if head == "self" and receiver is not None and "." not in method and not local_only:
+                found = self.method_of(receiver, method, touch)  # the object's own class first
+                if found is not None:
+                    yield found[0], found[1], receiver
+                    return
+            if head in facts.classes and method and "." not in method:
+                # Cls.method(...), super().method(...): defined there or inherited; `self` stays
+                # the object being walked when there is one
+                cls = receiver if receiver is not None and site.scope and "." in site.scope else (path, head)
+                found = self.method_of((path, head), method, touch) if not local_only else (
+                    (path, name) if method in facts.classes[head] else None)
+                if found is not None:
+                    yield found[0], found[1], cls
+                return
             if name in facts.functions:
-                yield path, name
+                yield path, name, None
                 return
             if name in facts.tables:  # MODELS[name](...): any function of the table may run
                 for ref in facts.tables[name] if hops < MAX_REEXPORTS else ():  # tables may name each other
                     if ref != name:
-                        yield from targets(path, facts, CallSite(ref, site.line, site.col, None), hops + 1)
+                        yield from targets(path, facts, CallSite(ref, site.line, site.col, None), None, hops + 1)
                 return
-            if name in facts.classes:
-                if "__init__" in facts.classes[name]:
-                    yield path, f"{name}.__init__"
+            if name in facts.classes:  # Cls(...): its __init__, its own or inherited
+                found = self.method_of((path, name), "__init__", touch) if not local_only else (
+                    (path, f"{name}.__init__") if "__init__" in facts.classes[name] else None)
+                if found is not None:
+                    yield found[0], found[1], (path, name)
                 return
             head = name.split(".")[0]
             if "." not in name and head not in facts.imports and not local_only and hops < MAX_REEXPORTS:
@@ -241,7 +390,8 @@ class ProgramBuilder:
                     other = touch(found[0]) if found and not found[1] and found[0] != path else None
                     if other is not None and (name in other.functions or name in other.classes
                                               or name in other.imports or other.star_imports):
-                        yield from targets(found[0], other, CallSite(name, site.line, site.col, None), hops + 1)
+                        yield from targets(found[0], other, CallSite(name, site.line, site.col, None), None,
+                                           hops + 1)
                 return
             if "." not in name and head in facts.imports and not local_only and hops < MAX_REEXPORTS:
                 name = facts.imports[head]  # a package re-exports it: `from .models import build`
@@ -254,13 +404,14 @@ class ProgramBuilder:
                 other_path, rest = found
                 other = touch(other_path)
                 if other is not None and rest:
-                    yield from targets(other_path, other, CallSite(rest, site.line, site.col, None), hops + 1)
+                    yield from targets(other_path, other, CallSite(rest, site.line, site.col, site.scope),
+                                       receiver, hops + 1)
                 return
             if "." in name:  # self.train(), trainer.fit(): a method of a class in this file
                 method = name.rsplit(".", 1)[1]
-                local = [f"{cls}.{method}" for cls, methods in facts.classes.items() if method in methods]
-                for scope in local:
-                    yield path, scope
+                local = [cls for cls, methods in facts.classes.items() if method in methods]
+                for cls in local:
+                    yield path, f"{cls}.{method}", (path, cls)
                 if not local and not local_only:
                     yield from self.imported_methods(path, facts, name, touch)
 
@@ -282,17 +433,17 @@ class ProgramBuilder:
             return self._outline_imports(path, sketch) if depth < MAX_IMPORT_DEPTH else []
 
         def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int,
-                via: tuple[tuple[Path, int], ...] = ()) -> Iterator[Step]:
+                via: tuple[tuple[Path, int], ...] = (), receiver: Receiver = None) -> Iterator[Step]:
             """A module's level or a function, in order: what it runs (a module it imports, a
             function it calls) is yielded where it runs, and walked before this goes on."""
-            if (path, scope) in visited:
+            if (path, scope, receiver) in visited:
                 return
-            visited.add((path, scope))
+            visited.add((path, scope, receiver))
             if scope is None and anchor is not None and path != program.entry:
                 skimmed = skim(path, depth)
                 if skimmed is not None:
                     for module in skimmed:
-                        yield module, None, anchor, depth + 1, ()
+                        yield module, None, anchor, depth + 1, (), None
                     return
             facts = touch(path)
             if facts is None:
@@ -316,22 +467,39 @@ class ProgramBuilder:
                     reached.add(id(event))
                     program.trace.append(TraceHit(event, path, here[0], here[1], True, via))
                 elif isinstance(event, Path):
-                    yield event, None, None if event == program.entry and anchor is None else here, depth + 1, via
+                    yield (event, None, None if event == program.entry and anchor is None else here, depth + 1, via,
+                           None)
                 else:
-                    for other_path, other_scope in list(targets(path, facts, event)):
+                    for other_path, other_scope, other_self in list(targets(path, facts, event, receiver)):
+                        program.callers.setdefault((other_path, other_scope), set()).add((path, line, scope))
                         yield (other_path, other_scope,
                                None if other_path == program.entry and anchor is None else here, depth,
-                               via + ((path, line),))
+                               via + ((path, line),), other_self)
 
         # the walks under way, innermost last: a stack, not recursion, so a chain of a thousand
         # calls fits (imports are cut at MAX_IMPORT_DEPTH, calls only where they were walked)
+        # a function's training calls, by walk key: a second call of train() trains again (the
+        # last training call ends training, not the first), though its body is walked once
+        trained: dict[tuple[Path, Optional[str], Receiver], list[TraceHit]] = {}
+        replays = 0
         stack = [run(program.entry, None, None, 0)]
+        walks: list[tuple[tuple[Path, Optional[str], Receiver], int]] = [((program.entry, None, None), 0)]
         while stack:
             step = next(stack[-1], None)
             if step is None:
                 stack.pop()
-            else:
-                stack.append(run(*step))
+                key, start = walks.pop()
+                if key not in trained:
+                    trained[key] = [th for th in program.trace[start:] if th.hit.owner == REPLAYED]
+                continue
+            key = (step[0], step[1], step[5])
+            if trained.get(key) and step[4] and replays < MAX_REPLAYS:
+                replays += 1  # walked before: its training calls run again here
+                here = step[2] or (step[4][-1][1], 0)  # where the entry runs it, or this call in the entry
+                program.trace.extend(TraceHit(th.hit, th.path, here[0], here[1], True, step[4])
+                                     for th in trained[key])
+            walks.append((key, len(program.trace)))
+            stack.append(run(*step))
         program.modules = touched
         for path in touched:
             facts = self.facts_of(path)

@@ -27,7 +27,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
-                                     "outside-methods"}
+                                     "outside-methods", "runs-methods"}
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -117,6 +117,9 @@ class Matcher:
     # a group the program must also reach for this match to count (a backward pass trains only
     # where some optimiser steps: a backward alone differentiates a frozen model)
     needs_also: Optional[str] = None
+    # methods of objects the call is given that the library runs (Lightning's fit runs the model's
+    # training_step): ((argument name or "" for the receiver, position or None, method names), ...)
+    runs_methods: tuple[tuple[str, Optional[int], tuple[str, ...]], ...] = ()
     # draws only when used later (a shuffling loader draws when iterated): made before the seed
     # and used after it, it is seeded
     draws_later: bool = False
@@ -398,6 +401,7 @@ class _Reader:
             outside_methods=(tuple((spec.get("outside-methods") or {}).get("names", ())),
                              tuple((spec.get("outside-methods") or {}).get("in-files-importing", ()))),
             needs_also=str(spec["needs-also"]) if spec.get("needs-also") else None,
+            runs_methods=self.runs_methods(spec.get("runs-methods"), f"{where}.runs-methods"),
             **self.imported_before(spec.get("imported-before"), f"{where}.imported-before", kind),
         )
 
@@ -435,6 +439,16 @@ class _Reader:
             self.expect(isinstance(value[key], list) and len(value[key]) == 2, f"{where}.{key}",
                         "expected [keyword, position]")
         return dict(value)
+
+    def runs_methods(self, value: Any, where: str) -> tuple[tuple[str, Optional[int], tuple[str, ...]], ...]:
+        """``[{arg: model, pos: 0, methods: [training_step]}, {receiver: true, methods: [call]}]``."""
+        if value is None:
+            return ()
+        self.expect(isinstance(value, list) and all(
+            isinstance(v, dict) and isinstance(v.get("methods"), list) and (v.get("receiver") or "arg" in v)
+            for v in value), where, "expected a list of {arg, pos, methods} or {receiver: true, methods}")
+        return tuple(("" if v.get("receiver") else str(v["arg"]), v.get("pos"), tuple(map(str, v["methods"])))
+                     for v in value)
 
     def holds(self, value: Any, where: str) -> dict[str, Optional[int]]:
         if value is None:

@@ -1103,6 +1103,7 @@ class Collector(cst.CSTVisitor):
             self.match_methods(node, node.func, name, receiver_is_module)
         self.note_gradient_target(node, qual, start)
         self.note_tape_step(qual, node, start)
+        self.note_methods_run(node, start)
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
@@ -1310,6 +1311,24 @@ class Collector(cst.CSTVisitor):
         if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
             qual = f"builtins.{name}"
         return self._in_group(DISPLAYS, qual, node)
+
+    def note_methods_run(self, node: cst.Call, start: int) -> None:
+        """``trainer.fit(model)``: the library runs methods of the objects it is given (the KB's
+        runs-methods), on an object of a project class: they run here."""
+        line, col = self.pos(node)[:2]
+        for hit in self.facts.hits[start:]:
+            for arg_name, pos, methods in self.kb.matcher(hit.owner, hit.index).runs_methods:
+                given = node.func.value if not arg_name and isinstance(node.func, cst.Attribute) \
+                    else argument(node, arg_name, pos) if arg_name else None
+                if isinstance(given, cst.Call):  # fit(Batches(x, y)): an object made there
+                    made = dotted(given.func)
+                    kind = (self.qualify(made) or made) if made else None
+                else:
+                    name = dotted(given) if given is not None else None
+                    kind = self.made_by.get(name or "") or self.local_instances.get(name or "")
+                if kind and not self.external(self.qualify(kind), kind):
+                    for method in methods:
+                        self.facts.calls.append(CallSite(f"{kind}.{method}", line, col, self.current_scope))
 
     def project_module(self, node: cst.BaseExpression) -> Optional[str]:
         """The qualified name of an imported project name (``models``, ``nets.resnet``) that may be

@@ -29,6 +29,9 @@ def render(template: str, **values: Any) -> str:
     return re.sub(r" ([,;:])", r"\1", " ".join(text.split()))
 
 
+WHEN_RE = re.compile(r"\[(when [^\]]+)\]")
+
+
 class Evaluator:
     def __init__(self, kb: KnowledgeBase, settings: Settings) -> None:
         self.kb = kb
@@ -471,6 +474,9 @@ class Evaluator:
             matcher.message if matcher.message and kind == "group" else check.get("message") or rule.message)
         label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
             else pretty(first.hit.api)
+        condition = WHEN_RE.search(first.hit.detail)  # shuffle=(mode == "train"): for which runs
+        if condition and condition.group(1) not in label:
+            label = f"{label} ({condition.group(1)})"
         use = uses[0]
         message = render(template, api=pretty(first.hit.api), label=label, op=op, where=where,
                          version=self.version(rule), keras=self.keras_major, fix=self.fix_text(rule),

@@ -283,11 +283,38 @@ class Collector(cst.CSTVisitor):
             return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(not wanted))}"
         if holds or wanted is None or (value is not UNKNOWN and not isinstance(value, Ref)):
             return None
+        computed = self.computed_note(node, cond, value, holds)
+        if computed is not None:
+            return computed
         name = dotted(node)
         if name is None or (option is None and self.qualify(name) is not None):
             return None  # a module's attribute: not a value the program chooses
         self.note_safe_default(name, cond)
         return f"when {name} is {wanted}"
+
+    def computed_note(self, node: cst.BaseExpression, cond: Condition, value: Any, holds: bool) -> Optional[str]:
+        """``shuffle=(mode == "train")``, ``shuffle=not opt.serial_batches``: a boolean the program
+        computes. The condition holds for some runs: say for which."""
+        wanted = bool_condition(cond)
+        if holds or wanted is None or value is not UNKNOWN or not isinstance(
+                node, (cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
+            return None
+        if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+            return None
+        options = [self.option_read(n) for n in _names_and_attributes(node)]
+        if any(option in self.options for option in options):
+            # an option with a known default: `not args.fast` is what its default makes it
+            inner = node.expression if isinstance(node, cst.UnaryOperation) else None
+            option = self.option_read(inner) if inner is not None else None
+            if option not in self.options or not isinstance(self.options[option][0], bool) \
+                    or not check(cond, not self.options[option][0]):
+                return None
+            default, shown, how = self.options[option]  # `not opt` is safe when opt is what is wanted
+            return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(wanted))}"
+        text = " ".join(cst.Module([]).code_for_node(node.with_changes(lpar=[], rpar=[])).split())
+        if len(text) > 60:
+            text = text[:57] + "..."
+        return f"when {text} is {wanted}"
 
     def note_safe_default(self, name: str, cond: Condition) -> None:
         """``fit(use_multiprocessing=procs)`` in ``def train(..., procs=False)``: a parameter
@@ -961,7 +988,8 @@ class Collector(cst.CSTVisitor):
                 if call is not None and matcher.kwargs:
                     self.pending_defaults = []
                     found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
-                                         self.argument_note if owner.startswith("rule:") else None, self.origin_of)
+                                         self.argument_note if owner.startswith("rule:") else self.computed_note,
+                                         self.origin_of)
                     if found is None:
                         continue
                     detail = found
@@ -1002,7 +1030,8 @@ class Collector(cst.CSTVisitor):
             if matcher.kwargs:
                 self.pending_defaults = []
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
-                                     self.argument_note if owner.startswith("rule:") else None, self.origin_of)
+                                     self.argument_note if owner.startswith("rule:") else self.computed_note,
+                                     self.origin_of)
                 if found is None:
                     continue
                 detail = found

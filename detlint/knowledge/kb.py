@@ -161,6 +161,8 @@ class StatusRange:
     note: str = ""
     workaround: str = ""  # for these versions, instead of the op's own (what it names may not exist yet)
     requires: str = ""  # a group the code must use for this status to hold (reference variables)
+    # the fix is for the whole program (an upgrade), not for each call: one finding per file
+    once: bool = False
 
 
 @dataclass
@@ -560,11 +562,12 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
         for j, entry in enumerate(spec["status"]):
             reader.expect(isinstance(entry, dict) and entry.get("status") in OP_STATUSES,
                           f"{where}.status[{j}]", f"status must be one of {OP_STATUSES}")
-            unknown = set(entry) - {"versions", "status", "note", "workaround", "requires"}
+            unknown = set(entry) - {"versions", "status", "note", "workaround", "requires", "once"}
             reader.expect(not unknown, f"{where}.status[{j}]", f"unknown field(s) {sorted(unknown)}")
             status.append(StatusRange(reader.version_range(entry.get("versions"), f"{where}.status[{j}]"),
                                       entry["status"], str(entry.get("note", "")),
-                                      str(entry.get("workaround", "")).strip(), str(entry.get("requires", ""))))
+                                      str(entry.get("workaround", "")).strip(), str(entry.get("requires", "")),
+                                      bool(entry.get("once", False))))
         into["ops"][spec["id"]] = Op(
             id=spec["id"], title=spec["title"], phase=spec["phase"],
             matchers=reader.matchers(spec["matchers"], f"{where}.matchers"), status=status,

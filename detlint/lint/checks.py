@@ -187,12 +187,13 @@ class Evaluator:
         keras = self.keras_for([facts], facts.hits)
         hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
         # what is switched on: group matches that apply to the target version
-        present = {h.owner for h in hits
-                   if not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras)}
+        present = {h.owner for h in hits if not h.off_by_default
+                   and (not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras))}
         present |= self.assumed(present)
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
+        once: dict[tuple[str, str], list[Diagnostic]] = {}  # (rule, op) -> findings of a status fixed once
         for hit in facts.hits:
             kind, _, key = hit.owner.partition(":")
             if kind == "rule":
@@ -237,7 +238,16 @@ class Evaluator:
                         note = render(status.note or rule.status_text.get(status.status, ""), version=self.version(op))
                         message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
                                          workaround=status.workaround or op.workaround, version=self.version(op))
+                        if status.once and (rule.code, key) in once:
+                            once[(rule.code, key)].append(self._diagnostic(rule, message, display, hit))
+                            continue
                         out.append(self._diagnostic(rule, message, display, hit))
+                        if status.once:
+                            once[(rule.code, key)] = [out[-1]]
+        for first, *more in once.values():
+            if more:  # the fix is the program's (an upgrade): the first call stands for the others
+                lines = ", ".join(str(d.line) for d in more[:5]) + (", ..." if len(more) > 5 else "")
+                first.message += f" (also at line{'s' if len(more) > 1 else ''} {lines} of this file)"
         return out
 
     def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
@@ -331,7 +341,7 @@ class Evaluator:
                    and (th.path == program.entry or not self.not_training_path(th.path))
                    and id(th) not in after]
         out: list[Diagnostic] = []
-        present = {th.hit.owner for th in program.all_hits}
+        present = {th.hit.owner for th in program.all_hits if not th.hit.off_by_default}
         present |= self.assumed(present)
         for rule in self.kb.rules.values():
             if not self.rule_on(rule) or _switched_off(rule, present):
@@ -349,6 +359,11 @@ class Evaluator:
                         continue  # reported when the module it is in is linted
                     out.append(self._program_diagnostic(rule, check, program, first, uses, late_after, display,
                                                         where, program_name, here=sites_in is not None))
+                    opted = next((th for th in program.all_hits if late_after is None and check.get("requires")
+                                  and th.hit.off_by_default and in_group(th, check["requires"])), None)
+                    if opted is not None:  # a seed that only a command-line option turns on
+                        out[-1].message += (f" (the call at {where(opted.path, opted.hit.line)} runs only when a"
+                                            " command-line option asks for it, not in a run with the defaults)")
         return out
 
     def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
@@ -365,7 +380,7 @@ class Evaluator:
             return []
         required = check.get("requires")
         providers = [th for th in program.all_hits if required and in_group(th, required)
-                     and not self._undone(required, th, program)]
+                     and not th.hit.off_by_default and not self._undone(required, th, program)]
         late_after: Optional[TraceHit] = None
         if providers:
             if not check.get("order") or any(not p.ordered for p in providers):
@@ -413,7 +428,8 @@ class Evaluator:
                 return False
             status = op.status_at(self.version(op))
             matcher = op.matchers[th.hit.index]
-            if op.fixed_by and any(in_group(other, op.fixed_by) for other in program.all_hits):
+            if op.fixed_by and any(in_group(other, op.fixed_by) and not other.hit.off_by_default
+                                   for other in program.all_hits):
                 return False  # a switch of its own (cuDNN's flag for convolutions) covers it
             return (status is not None and status.status in rule.ops_status and not status.requires
                     and self._applies(matcher, keras)

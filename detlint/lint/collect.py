@@ -23,6 +23,7 @@ from detlint.lint.files.line_breaks import python_lines
 from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
+from detlint.lint.flow.default_branches import default_truth
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
@@ -116,6 +117,7 @@ class Collector(cst.CSTVisitor):
         # (scope, name) -> the project functions it may hold (``f()``: what calling f returns)
         self.function_names: dict[tuple[Optional[str], str], list[str]] = {}
         self.frozen_models = FrozenModels()
+        self.off_default = 0  # depth of branches a run with default options never takes
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
         self.version_guards = 0
@@ -355,6 +357,8 @@ class Collector(cst.CSTVisitor):
                 and self.current_scope.rsplit(".", 1)[-1] in methods \
                 and any(qual.split(".")[0] in importing for qual in self.facts.imports.values()):
             return
+        if self.off_default and owner.startswith("rule:") and "defaults to" in detail:
+            return  # its problem is an option's default, in a branch that default never takes
         line, col, end_line, end_col = self.pos(node)
         functions: list[tuple[Optional[str], Optional[tuple[int, int, int, int]]]] = [(None, None)]
         if matcher.function_arg and isinstance(node, cst.Call):
@@ -366,7 +370,8 @@ class Collector(cst.CSTVisitor):
                 return
         for arg_ref, arg_span in functions:
             self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
-                                       arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls)))
+                                       arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls),
+                                       self.off_default > 0))
         for param in self.pending_defaults:
             self.facts.safe_defaults.append((line, col, param))
         self.pending_defaults = []
@@ -701,15 +706,26 @@ class Collector(cst.CSTVisitor):
 
     def visit_If_body(self, node: cst.If) -> None:
         self._inference_branch(node, True, 1)
+        self.off_default += self._default_truth(node) is False
 
     def leave_If_body(self, node: cst.If) -> None:
         self._inference_branch(node, True, -1)
+        self.off_default -= self._default_truth(node) is False
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self._inference_branch(node, False, 1)
+        self.off_default += self._default_truth(node) is True
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._inference_branch(node, False, -1)
+        self.off_default -= self._default_truth(node) is True
+
+    def _default_truth(self, node: cst.If) -> Optional[bool]:
+        """The test's value with every command-line option at its default (None: unknown)."""
+        def option_default(expr: cst.BaseExpression) -> tuple[bool, Any]:
+            option = self.option_read(expr)
+            return (True, self.options[option][0]) if option in self.options else (False, None)
+        return default_truth(node.test, option_default)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.def_bodies.add(id(node.body))

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 16
+FORMAT = 17
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -26,7 +26,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "format": FORMAT, "key": key, "path": facts.path,
         "hits": [[h.owner, h.index, h.api, h.line, h.col, h.end_line, h.end_col, h.scope, h.detail,
                   h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
-                  list(h.at) if h.at is not None else None, h.displayed]
+                  list(h.at) if h.at is not None else None, h.displayed, h.off_by_default]
                  for h in facts.hits],
         "calls": [[c.target, c.line, c.col, c.scope, c.no_grad, c.inference, c.untaped] for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "bases": facts.bases, "imports": facts.imports,
@@ -94,13 +94,13 @@ def load_facts(data: bytes, key: str) -> FileFacts:
 
 
 def _hit(row: Any) -> Hit:
-    row = _list(row, 14)
+    row = _list(row, 15)
     line, col, end_line, end_col = _span(row[3:7])
     return Hit(owner=_str(row[0]), index=_count(row[1]), api=_str(row[2]), line=line, col=col,
                end_line=end_line, end_col=end_col, scope=_opt_str(row[7]), detail=_str(row[8]),
                arg_ref=_opt_str(row[9]), arg_span=None if row[10] is None else _span(row[10]),
                version_guarded=_bool(row[11]), at=None if row[12] is None else _span(row[12]),
-               displayed=_bool(row[13]))
+               displayed=_bool(row[13]), off_by_default=_bool(row[14]))
 
 
 def _call(row: Any) -> CallSite:

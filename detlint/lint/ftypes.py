@@ -75,6 +75,9 @@ class Hit:
     # the keyword argument that made the match (so `# noqa` on that line works)
     at: Optional[tuple[int, int, int, int]] = None
     displayed: bool = False  # only printed or plotted (an argument of a display call)
+    # in a branch a run with default command-line options never takes (`if args.seed is not None:`
+    # with --seed defaulting to None): a seed or switch there is no provider for the default run
+    off_by_default: bool = False
 
     @property
     def span(self) -> tuple[int, int, int, int]:

@@ -429,3 +429,21 @@ def test_a_pin_outranks_the_readme_and_a_nearer_readme_the_farther_one(tmp_path:
     programs = settings.get("programs", {})
     assert programs["old/train.py"]["torch-version"] == "1.4"
     assert programs.get("new/train.py", settings)["torch-version"] == "1.7"
+
+
+@pytest.mark.parametrize("dockerfile, version", [
+    ("FROM pytorch/pytorch:1.5-cuda10.1-cudnn7-runtime\nRUN pip install cython\n", "1.5"),
+    ("FROM ubuntu:18.04\nRUN pip install torch==1.6.0 torchvision==0.7.0\n", "1.6"),
+    # NVIDIA's NGC images are tagged by container release, not by PyTorch version
+    ("FROM nvcr.io/nvidia/pytorch:20.03-py3\n", None),
+])
+def test_what_a_dockerfile_states_for_unpinned_code(tmp_path: Path, dockerfile: str, version: str | None) -> None:
+    """A Dockerfile's official base image (its tag is the framework's version) or its pip pins say
+    what the code was written for, as a README does."""
+    write(tmp_path, {".git/HEAD": "", "Dockerfile": dockerfile, "train.py": TORCH})
+    settings = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    found = settings.get("programs", {}).get("train.py", settings)
+    if version is None:
+        assert "Dockerfile" not in found["torch-version-source"]
+        return
+    assert found["torch-version"] == version and found["torch-version-source"].startswith("Dockerfile says ")

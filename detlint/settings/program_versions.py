@@ -72,7 +72,7 @@ class ProgramVersions:
         self._era_cache: dict[tuple[Path, str], object] = {}
         self._hint_cache: dict[tuple[Path, str], list] = {}
         self._sibling_cache: dict[Path, dict[str, object]] = {}
-        self._readmes: dict[Path, tuple[str, str]] = {}
+        self._readmes: dict[Path, list[tuple[str, str]]] = {}
 
     def _stated(self, path: Path) -> dict[str, tuple[Version, str]]:
         """What a notebook states, read once per run (every framework asks)."""
@@ -255,7 +255,7 @@ class ProgramVersions:
 
     def _readme(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:
         """What the nearest README states (never a pin's place: pins come first)."""
-        def read(here: Path) -> tuple[str, str]:
+        def read(here: Path) -> list[tuple[str, str]]:
             if here not in self._readmes:
                 self._readmes[here] = readme_text(here)
             return self._readmes[here]

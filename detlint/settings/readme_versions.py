@@ -5,7 +5,10 @@ Many research repositories pin nothing and say in their README what they were wr
 ``conda install pytorch=1.7.1``. Such a statement is weaker than any pin and stronger than the
 version installed where detlint runs. The nearest README from a program's folder up to the project
 root that states a version of the framework counts; in it, the first statement. A floor (``torch>=1.4``, "1.4 or
-later") says nothing about the version the code was written for, and is not read.
+later") says nothing about the version the code was written for, and is not read. A folder's
+Dockerfile states versions the same way, and by its base image (``FROM pytorch/pytorch:1.5-cuda10.1-
+cudnn7-runtime``, ``FROM tensorflow/tensorflow:1.15.0-gpu-py3``: the framework's own images, whose
+tags are its versions; NVIDIA's NGC tags are container releases and are not read).
 """
 from __future__ import annotations
 
@@ -20,6 +23,10 @@ from detlint.lint.files.sources import read_bytes
 
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")  # [PyTorch](http://pytorch.org) -> PyTorch
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
+DOCKER_NAMES = ("Dockerfile", "docker/Dockerfile")
+# the official images: docker.io's pytorch/pytorch and tensorflow/tensorflow, tagged by version
+IMAGES = {"torch": "pytorch/pytorch", "tensorflow": "tensorflow/tensorflow"}
+FROM_LINE = re.compile(r"^[ \t]*FROM[ \t].*$", re.IGNORECASE | re.MULTILINE)
 MAX_README = 256 * 1024
 
 
@@ -39,26 +46,42 @@ def _framework_pattern(key: str) -> "re.Pattern[str]":
     return _pattern((fw.title, *fw.distributions))
 
 
-def readme_text(folder: Path) -> tuple[str, str]:
-    """(file name, text) of the folder's README, or ('', '')."""
+def readme_text(folder: Path) -> list[tuple[str, str]]:
+    """(file name, text) of the folder's README and Dockerfile, those it has."""
+    out = []
     for name in README_NAMES:
         path = folder / name
         data, _ = read_bytes(path, MAX_README)
         if data is not None:
-            return name, MARKDOWN_LINK.sub(r"\1", data.decode("utf-8", errors="replace"))
-    return "", ""
+            out.append((name, MARKDOWN_LINK.sub(r"\1", data.decode("utf-8", errors="replace"))))
+            break
+    for name in DOCKER_NAMES:
+        data, _ = read_bytes(folder / name, MAX_README)
+        if data is not None:
+            out.append((name, data.decode("utf-8", errors="replace")))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _image_pattern(image: str) -> "re.Pattern[str]":
+    return re.compile(rf"^[ \t]*FROM[ \t]+(?:--platform=\S+[ \t]+)?(?:docker\.io/)?{re.escape(image)}:"
+                      r"(?P<version>\d+\.\d+(?:\.\d+)?)(?![\d.]*\d)", re.IGNORECASE | re.MULTILINE)
 
 
 def readme_version(folder: Path, key: str, root: Path,
-                   read: Callable[[Path], tuple[str, str]] = readme_text) -> Optional[tuple[Version, str]]:
+                   read: Callable[[Path], list[tuple[str, str]]] = readme_text) -> Optional[tuple[Version, str]]:
     """The version of framework ``key`` that the nearest README from ``folder`` up to ``root``
     states, with where it was read; None when none states one. ``read`` gives a folder's README
     (a run keeps what it read: each README is read once per run, not once per program)."""
     here = folder
     while True:
-        name, text = read(here)
-        if text:
-            match = _framework_pattern(key).search(text)
+        for name, text in read(here):
+            docker = name in DOCKER_NAMES
+            # a Dockerfile's base image is read by its own pattern (an NGC `nvidia/pytorch:20.03`
+            # tag is a container release, not a PyTorch version); its RUN lines like a README
+            match = _framework_pattern(key).search(FROM_LINE.sub("", text) if docker else text)
+            if match is None and docker and key in IMAGES:
+                match = _image_pattern(IMAGES[key]).search(text)
             if match is not None:
                 try:
                     version = Version.parse(match.group("version"))

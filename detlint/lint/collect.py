@@ -47,6 +47,7 @@ RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 CONFIG_BUILDERS = "group:config-instantiators"
+CPU_BLOCKS = "group:cpu-device-blocks"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 TAPES = "group:gradient-tapes"
@@ -61,7 +62,7 @@ LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
 NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
-                          NO_GRAD_BLOCKS, CONFIG_BUILDERS,
+                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CPU_BLOCKS,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -118,6 +119,7 @@ class Collector(cst.CSTVisitor):
         self.function_names: dict[tuple[Optional[str], str], list[str]] = {}
         self.frozen_models = FrozenModels()
         self.off_default = 0  # depth of branches a run with default options never takes
+        self.cpu_blocks = 0  # depth of device scopes that place what they build on the CPU
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
         self.in_main_guard = False
         self.version_guards = 0
@@ -357,6 +359,8 @@ class Collector(cst.CSTVisitor):
                 and self.current_scope.rsplit(".", 1)[-1] in methods \
                 and any(qual.split(".")[0] in importing for qual in self.facts.imports.values()):
             return
+        if self.cpu_blocks and owner.startswith("op:"):
+            return  # the ops rules are about GPU kernels; this one is placed on the CPU
         if self.off_default and owner.startswith("rule:") and "defaults to" in detail:
             return  # its problem is an option's default, in a branch that default never takes
         line, col, end_line, end_col = self.pos(node)
@@ -603,8 +607,13 @@ class Collector(cst.CSTVisitor):
         self.lambdas -= 1
 
     def leave_With(self, original_node: cst.With) -> None:
+        self.cpu_blocks -= sum(1 for item in original_node.items if self.on_cpu(item.item))
         self.tapes -= sum(1 for item in original_node.items if self.is_tape(item.item))
         self.no_grad -= sum(1 for item in original_node.items if self.stops_autograd(item.item))
+
+    def on_cpu(self, node: cst.BaseExpression) -> bool:
+        """``tf.device("/cpu:0")``: what is built inside runs on the CPU, never a GPU kernel."""
+        return isinstance(node, cst.Call) and bool(self.group_matchers(CPU_BLOCKS, node))
 
     def stops_autograd(self, node: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()``, ``torch.set_grad_enabled(False)``, and
@@ -830,6 +839,7 @@ class Collector(cst.CSTVisitor):
         return not self.external(self.qualify(ref), ref)
 
     def visit_With(self, node: cst.With) -> None:
+        self.cpu_blocks += sum(1 for item in node.items if self.on_cpu(item.item))
         self.no_grad += sum(1 for item in node.items if self.stops_autograd(item.item))
         opened = sum(1 for item in node.items if self.is_tape(item.item))
         if opened:

@@ -23,6 +23,7 @@ from detlint.lint.files.line_breaks import python_lines
 from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
+from detlint.lint.flow.call_values import CallValues
 from detlint.lint.flow.default_branches import default_truth
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
@@ -82,7 +83,7 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
     return out, bool(FILE_NOQA_RE.search(source))
 
 
-class Collector(cst.CSTVisitor):
+class Collector(CallValues, cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "",
@@ -1366,60 +1367,6 @@ class Collector(cst.CSTVisitor):
         if qual is None and name in BUILTIN_NAMES and name not in self.facts.functions:
             qual = f"builtins.{name}"
         return self._in_group(DISPLAYS, qual, node)
-
-    def note_methods_run(self, node: cst.Call, start: int) -> None:
-        """``trainer.fit(model)``: the library runs methods of the objects it is given (the KB's
-        runs-methods), on an object of a project class: they run here."""
-        line, col = self.pos(node)[:2]
-        for hit in self.facts.hits[start:]:
-            for arg_name, pos, methods in self.kb.matcher(hit.owner, hit.index).runs_methods:
-                given = node.func.value if not arg_name and isinstance(node.func, cst.Attribute) \
-                    else argument(node, arg_name, pos) if arg_name else None
-                if isinstance(given, cst.Call):  # fit(Batches(x, y)): an object made there
-                    made = dotted(given.func)
-                    kind = (self.qualify(made) or made) if made else None
-                else:
-                    name = dotted(given) if given is not None else None
-                    kind = self.made_by.get(name or "") or self.local_instances.get(name or "")
-                if kind and not self.external(self.qualify(kind), kind):
-                    for method in methods:
-                        self.facts.calls.append(CallSite(f"{kind}.{method}", line, col, self.current_scope))
-
-    def project_module(self, node: cst.BaseExpression) -> Optional[str]:
-        """The qualified name of an imported project name (``models``, ``nets.resnet``) that may be
-        a module; whether it is one is told by the program, which finds its file."""
-        written = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if not written or written.split(".")[0] not in self.facts.imports:
-            return None
-        qual = self.qualify(written)
-        return qual if qual and not self.external(qual, written) and not qual.startswith("<") else None
-
-    def project_functions(self, node: Optional[cst.BaseExpression]) -> list[str]:
-        """What a function-valued expression runs when called: a function of this file defined so
-        far, an imported project name, or a local name bound to those."""
-        written = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if not written or written.startswith("self."):
-            return []
-        held = self.function_names.get((self.current_scope, written))
-        if held:
-            return list(held)
-        if (written in self.facts.functions or written in self.facts.classes) and written not in self.holders:
-            return [self.function_ref(written)]
-        module = self.project_module(node)
-        return [module] if module else []
-
-    def namespace_lookup(self, func: cst.BaseExpression) -> Optional[str]:
-        """``getattr(m, name)``, ``m.__dict__[name]``, ``vars(m)[name]`` with ``m`` a project name: ``m``."""
-        if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr" \
-                and len(func.args) >= 2:
-            return self.project_module(func.args[0].value)
-        if isinstance(func, cst.Subscript):
-            held = func.value
-            if isinstance(held, cst.Attribute) and held.attr.value == "__dict__":
-                return self.project_module(held.value)
-            if isinstance(held, cst.Call) and isinstance(held.func, cst.Name) and held.func.value == "vars" and held.args:
-                return self.project_module(held.args[0].value)
-        return None
 
     def super_targets(self, node: cst.Call) -> list[str]:
         func = node.func

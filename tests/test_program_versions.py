@@ -447,3 +447,16 @@ def test_what_a_dockerfile_states_for_unpinned_code(tmp_path: Path, dockerfile: 
         assert "Dockerfile" not in found["torch-version-source"]
         return
     assert found["torch-version"] == version and found["torch-version-source"].startswith("Dockerfile says ")
+
+
+@pytest.mark.parametrize("spec, key, version", [
+    ("==0.4.28", "jax", "0.4"), ("==0.4.38", "jax", "0.4"), ("~=0.4.30", "jax", "0.4"),
+    ("==1.15.5", "tensorflow", "1.15"), ("==2.1.0", "torch", "2.1"),
+])
+def test_a_pin_with_a_late_patch_release_is_in_its_minor(spec: str, key: str, version: str) -> None:
+    """JAX's 0.4 line has patch releases past 0.4.20: `jax==0.4.28` is JAX 0.4, not a version newer
+    than any detlint knows."""
+    from detlint.settings.pins import pinned_version
+
+    found, note = pinned_version(spec, key)
+    assert str(found) == version and note == ""

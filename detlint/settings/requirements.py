@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # packaging is imported when a pin is read: detlint.apply() i
     from packaging.specifiers import SpecifierSet  # process reads none
 
 # patch releases tried per minor release (a specifier allows a minor when it allows any of them)
-_PATCHES = (*(str(p) for p in range(0, 21)), "0rc0", "0rc1", "0rc2", "0b1", "0a0")
+_PATCHES = (*(str(p) for p in range(0, 100)), "0rc0", "0rc1", "0rc2", "0b1", "0a0")
 _OPTION = re.compile(r"^\s*-")  # -r, -e, --index-url, ...
 _COMMENT = re.compile(r"(^|\s)#.*$")
 

@@ -42,6 +42,7 @@ class ImportIndex:
         self._words: dict[Path, set[str]] = {}  # the import words of the files asked about
         self._targets: dict[Path, Targets] = {}  # what their imports may load
         self._named: dict[str, list[Path]] = {}  # word -> files whose text holds it
+        self._importers: dict[tuple[Path, int], list[Path]] = {}
 
     @property
     def paths(self) -> list[Path]:
@@ -116,7 +117,14 @@ class ImportIndex:
         return self._named[word]
 
     def importers(self, module: Path, depth: int) -> list[Path]:
-        """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels."""
+        """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels
+        (kept: a library module is asked about more than once per run)."""
+        key = (module, depth)
+        if key not in self._importers:
+            self._importers[key] = self._find_importers(module, depth)
+        return self._importers[key]
+
+    def _find_importers(self, module: Path, depth: int) -> list[Path]:
         found: list[Path] = []
         seen = {module}
         modules = {module}

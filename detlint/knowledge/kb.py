@@ -22,12 +22,15 @@ MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
                   "contains", "not-contains", "pos", "default", "uses-any", "not-from", "not-made-by",
                   "min-items"}
+# where a version-dependent fact comes from and how benchmarks/verify_kb.py checks it in the wheels
+# (detlint/knowledge/provenance.py lists the facts; the engine itself never reads these)
+PROVENANCE_KEYS = {"source", "check"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
-                                     "outside-methods", "runs-methods"}
+                                     "outside-methods", "runs-methods"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site"}
@@ -36,7 +39,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
-             "training", "explains"}
+             "training", "explains"} | PROVENANCE_KEYS
 # what a rule may explain in `detlint diverge`: the states compared before the ops
 # (divergence/states.py), and a computation whose output differs on a GPU from equal inputs
 DIVERGE_EXPLAINS = ("initial-state", "first-batch", "gpu-computation")
@@ -332,7 +335,7 @@ class _Reader:
 
     def era(self, spec: Any, where: str) -> Era:
         self.expect(isinstance(spec, dict), where, "expected a mapping")
-        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "versions", "assume", "scope", "hint"}
+        unknown = set(spec) - {"id", "evidence", "text", "unless", "tensorflow", "versions", "assume", "scope", "hint"} - PROVENANCE_KEYS
         self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
         for key in ("id", "evidence", "text"):
             self.expect(key in spec, where, f"missing field {key!r}")
@@ -562,7 +565,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
         for j, entry in enumerate(spec["status"]):
             reader.expect(isinstance(entry, dict) and entry.get("status") in OP_STATUSES,
                           f"{where}.status[{j}]", f"status must be one of {OP_STATUSES}")
-            unknown = set(entry) - {"versions", "status", "note", "workaround", "requires", "once"}
+            unknown = set(entry) - {"versions", "status", "note", "workaround", "requires", "once"} - PROVENANCE_KEYS
             reader.expect(not unknown, f"{where}.status[{j}]", f"unknown field(s) {sorted(unknown)}")
             status.append(StatusRange(reader.version_range(entry.get("versions"), f"{where}.status[{j}]"),
                                       entry["status"], str(entry.get("note", "")),

@@ -1,0 +1,1 @@
+"""Checks the knowledge base's version-dependent facts against the frameworks' own wheels."""

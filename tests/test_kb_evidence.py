@@ -1,0 +1,123 @@
+"""Every version-dependent fact of the knowledge base names its source and a check that
+benchmarks/verify_kb.py runs against the frameworks' wheels; docs/kb-evidence.md is that tool's
+report for the facts as they are now. The checker itself is tested here on small wheels made in
+tmp_path (the real run downloads gigabytes and is not part of the suite)."""
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from detlint.knowledge.provenance import Fact, digest, facts
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from kb_verify import probes as kbp  # noqa: E402
+from kb_verify.report import DIGEST_LINE  # noqa: E402
+from kb_verify.wheels import Package  # noqa: E402
+
+
+def test_every_version_dependent_fact_has_a_source_and_a_runnable_check():
+    """Facts still without a check are listed in benchmarks/kb_verify/pending.txt: the list may
+    only shrink (a fact given a check leaves it; a new fact needs one)."""
+    known = kbp.load()
+    pending = {line.strip() for line in kbp.PENDING_FILE.read_text(encoding="utf-8").splitlines()
+               if line.strip() and not line.startswith("#")}
+    unchecked = {f.ident for f in facts() if not f.check and not f.source}
+    assert unchecked == pending, (f"without a check but not pending: {sorted(unchecked - pending)}; "
+                                  f"pending but checked or gone (remove them): {sorted(pending - unchecked)}")
+    problems = [f"{f.ident}: {p}" for f in facts() if f.ident not in pending for p in kbp.validate(f, known)]
+    assert not problems, "\n".join(problems)
+
+
+def test_facts_cover_op_statuses_fixes_matchers_and_eras():
+    found = {f.where.split("[")[0].split(".")[0] for f in facts()}
+    wheres = [f.where for f in facts()]
+    assert {"ops", "rules", "groups", "eras"} <= found
+    assert any(".status[" in w for w in wheres) and any(".fixes[" in w for w in wheres)
+    assert not any(".check" in w or ".source" in w for w in wheres)
+
+
+def test_the_evidence_report_is_current_for_the_knowledge_base():
+    report = (ROOT / "docs" / "kb-evidence.md").read_text(encoding="utf-8")
+    recorded = next(line[len(DIGEST_LINE):].strip() for line in report.splitlines() if line.startswith(DIGEST_LINE))
+    assert recorded == digest(facts()), ("docs/kb-evidence.md was made for other facts: "
+                                         "run python benchmarks/verify_kb.py")
+    assert "| **wrong** |" not in report
+
+
+def _wheel(folder: Path, version: str, doc: str, extra: dict[str, str] | None = None) -> None:
+    target = folder / "fakelib" / version
+    target.mkdir(parents=True)
+    with zipfile.ZipFile(target / f"fakelib-{version}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("fakelib/__init__.py", f'def switch(mode):\n    """{doc}"""\n')
+        wheel.writestr("fakelib/lib.so", b"\x00\x01binary " + doc.encode() + b"\x00")
+        for name, text in (extra or {}).items():
+            wheel.writestr(name, text)
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    monkeypatch.setenv("DETLINT_KB_WHEELS", str(tmp_path))
+    _wheel(tmp_path, "1.0", "Nothing is deterministic.")
+    _wheel(tmp_path, "1.1", "These raise: * Op A on CUDA. Deterministic: * Op B", {"fakelib/new.py": ""})
+    _wheel(tmp_path, "2.0", "These raise: * Op C. Deterministic: * Op A on CUDA * Op B", {"fakelib/new.py": ""})
+    package = Package("fakelib", ("1.0", "1.1", "2.0"), ("any",), ("3.11",))
+    return {
+        "raises": kbp.Probe("raises", package, "docstring", "fakelib/__init__.py", ("switch",),
+                            (("These raise",), ("Deterministic",))),
+        "made": kbp.Probe("made", package, "docstring", "fakelib/__init__.py", ("switch",), (("Deterministic",), ())),
+        "bin": kbp.Probe("bin", package, "binaries", "fakelib/*.so"),
+        "files": kbp.Probe("files", package, "members", "fakelib/*"),
+    }
+
+
+def _fact(versions: str, check) -> Fact:
+    claim = {"versions": versions} if versions else {}
+    return Fact("rules/x/ops.yaml", "ops[A].status[0]", "x", claim, "a source", check)
+
+
+def _verify(fact, probes):
+    return kbp.verify(fact, probes, kbp.Reader(log=lambda line: None))
+
+
+def test_a_range_check_agrees_only_where_the_text_follows_the_range(fake):
+    right = _verify(_fact(">=1.1,<2.0", {"probe": "raises", "contains": "Op A"}), fake)
+    assert right.status == "right" and right.agree == ["fakelib 1.0", "fakelib 1.1", "fakelib 2.0"]
+    wrong = _verify(_fact(">=2.0", {"probe": "raises", "contains": "Op A"}), fake)
+    assert wrong.status == "wrong" and wrong.disagree == ["fakelib 1.1: found, expected not found (raises)",
+                                                          "fakelib 2.0: not found, expected found (raises)"]
+    moved = _verify(_fact(">=2.0", {"probe": "made", "contains": "Op A on CUDA"}), fake)
+    assert moved.status == "right"
+
+
+def test_present_absent_complement_only_and_binaries(fake):
+    assert _verify(_fact("", {"probe": "bin", "contains": "Op", "expect": "present", "within": ">=1.1"}), fake).status == "right"
+    assert _verify(_fact("", {"probe": "bin", "contains": "Op", "expect": "present"}), fake).status == "wrong"
+    assert _verify(_fact("<1.1", {"probe": "bin", "contains": "Op C", "expect": "absent"}), fake).status == "right"
+    assert _verify(_fact("<2.0", {"probe": "raises", "contains": "Op C", "expect": "complement"}), fake).status == "right"
+    assert _verify(_fact(">=1.1", {"probe": "files", "contains": "fakelib/new.py", "expect": "only"}), fake).status == "right"
+    assert _verify(_fact(">=2.0", {"probe": "files", "contains": "fakelib/new.py", "expect": "only"}), fake).status == "wrong"
+    regex = {"probe": "raises", "matches": r"Op [AC]\b", "expect": "present"}
+    assert _verify(_fact(">=1.1", regex), fake).status == "right"
+    assert _verify(_fact("", {"probe": "raises", "any": ["Op A", "Op C"], "within": ">=1.1", "expect": "present"}), fake).status == "right"
+
+
+def test_a_release_without_a_wheel_is_unverifiable_not_right(fake, monkeypatch):
+    package = Package("fakelib", ("3.0",), ("any",), ("3.11",))
+    probe = {"gone": kbp.Probe("gone", package, "binaries", "fakelib/*.so")}
+    monkeypatch.setattr(kbp, "fetch", lambda *a, **k: (_ for _ in ()).throw(kbp.WheelUnavailable("fakelib==3.0: none")))
+    verdict = _verify(_fact("", {"probe": "gone", "contains": "Op"}), probe)
+    assert verdict.status == "unverifiable" and verdict.skipped == ["3.0"]
+
+
+def test_malformed_checks_are_named():
+    probes = kbp.load()
+    bad = _fact("<2.0", {"probe": "nope", "contains": "x", "expect": "sometimes", "colour": 1})
+    problems = kbp.validate(bad, probes)
+    assert any("unknown probe" in p for p in problems) and any("expect must be" in p for p in problems)
+    assert any("unknown check field" in p for p in problems)
+    assert kbp.validate(Fact("f", "w", "x", {}, None, None), probes) == ["no source", "no check"]

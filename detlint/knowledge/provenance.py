@@ -2,7 +2,8 @@
 
 A fact is an entry of ``rules/`` whose truth depends on a framework's release: an op's status over a
 version range (every entry of an op's ``status``, a missing range meaning every release), and any
-rule, fix, matcher, group entry or era that carries ``versions``, ``api-versions`` or ``tensorflow``.
+rule, fix, matcher, group entry or era that carries ``versions``, ``api-versions`` or ``tensorflow``,
+or that states a fact of another library's release with a ``check`` of its own.
 Each carries ``source`` (release notes, a PR, a file at a tag) and ``check`` (what
 ``benchmarks/verify_kb.py`` reads in the framework's own wheels). This module only lists them; the
 checking lives beside the benchmarks, since it downloads wheels.
@@ -54,7 +55,7 @@ def _claim(entry: dict) -> dict:
 def _walk(node: Any, where: str, parent_key: str) -> Iterator[tuple[str, dict]]:
     if isinstance(node, dict):
         is_status = parent_key == "status"
-        if is_status or any(k in node for k in RANGE_KEYS):
+        if is_status or any(k in node for k in RANGE_KEYS) or "check" in node:
             yield where, node
         for key, value in node.items():
             if key in ("doc", "examples", "references", "source", "check") or str(key).startswith("x-"):

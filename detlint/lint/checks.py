@@ -173,7 +173,10 @@ class Evaluator:
     def _confirmed(self, th: TraceHit, reachable: list[TraceHit], in_group: Any) -> bool:
         """Does a group match count in this program: the group it ``needs-also`` is reached too?"""
         also = self.kb.matcher(th.hit.owner, th.hit.index).needs_also
-        return also is None or any(in_group(other, also) for other in reachable)
+        if also is None or any(in_group(other, also) for other in reachable):
+            return True
+        # or the settings put it there (keras-backend = "torch" for keras-torch-backend)
+        return f"group:{also}" in self.assumed({other.hit.owner for other in reachable})
 
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
                          training: bool = True, program: Optional[Program] = None,
@@ -380,7 +383,8 @@ class Evaluator:
             return []
         required = check.get("requires")
         providers = [th for th in program.all_hits if required and in_group(th, required)
-                     and not th.hit.off_by_default and not self._undone(required, th, program)]
+                     and not th.hit.off_by_default and not self._undone(required, th, program)
+                     and self._confirmed(th, program.all_hits, in_group)]
         late_after: Optional[TraceHit] = None
         if providers:
             if not check.get("order") or any(not p.ordered for p in providers):

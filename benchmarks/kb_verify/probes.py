@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -34,6 +35,22 @@ class Probe:
     functions: tuple[str, ...] = ()
     between: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     at: tuple[str, ...] = ()          # repo-file: the releases the committed file speaks for
+    roots: tuple[str, ...] = ()       # api: folders of the public API, a module per subfolder
+    top: tuple[str, ...] = ()         # api: the files of the top-level namespace
+
+    def exports(self, wheel: Wheel, name: str) -> bool:
+        """api: does the public API export the dotted ``name`` (tf.train.shuffle_batch)? A name
+        under a class (tf.estimator.Estimator.train) asks for the class."""
+        parts = name.split(".")[1:]
+        cut = next((i for i, part in enumerate(parts) if part[:1].isupper()), len(parts) - 1)
+        module, leaf = parts[:cut], parts[cut]
+        wanted = [root + "/".join(module) + "/__init__.py" for root in self.roots] if module else list(self.top)
+        # a root starting with "/" may sit anywhere (tensorflow/_api/v2/, tensorflow_core/_api/v2/);
+        # the others name the member exactly (keras/saving/, not keras/_tf_keras/keras/saving/)
+        files = [n for n in wheel.names if any(n.endswith(w) if w.startswith("/") else n == w for w in wanted)]
+        binding = re.compile(rf"(?m)^\s*(?:from\s+\S+\s+import\s+(?:\w+\s+as\s+)?{leaf}\b"
+                             rf"|import\s+\S+\s+as\s+{leaf}\b|{leaf}\s*=)")
+        return any(binding.search(wheel.zip.read(n).decode("utf-8", "replace")) for n in files)
 
     def versions(self) -> tuple[str, ...]:
         return self.at or self.package.versions
@@ -74,7 +91,8 @@ def load() -> dict[str, Probe]:
         between = spec.get("between") or [[], []]
         probes[name] = Probe(name, packages[spec["package"]], spec["kind"], spec["members"],
                              tuple(spec.get("functions") or ()), (tuple(between[0]), tuple(between[1])),
-                             tuple(map(str, spec.get("at") or ())))
+                             tuple(map(str, spec.get("at") or ())), tuple(spec.get("roots") or ()),
+                             tuple(spec.get("top") or ()))
     return probes
 
 
@@ -90,7 +108,10 @@ class Reader:
         self.wheels_read: set[tuple[str, str]] = set()
 
     def _answers_path(self, probe: Probe, version: str) -> Path:
-        return cache_dir() / "answers" / f"{probe.package.distribution(version)}-{version}-{probe.name}.json"
+        # named by what the probe reads too: answers of an edited probe are not reused
+        how = hashlib.sha256(repr((probe.kind, probe.members, probe.functions, probe.between, probe.roots,
+                                   probe.top)).encode()).hexdigest()[:10]
+        return cache_dir() / "answers" / f"{probe.package.distribution(version)}-{version}-{probe.name}-{how}.json"
 
     def find(self, probe: Probe, version: str, needles: list[str]) -> dict[str, bool] | None:
         """Whether each needle occurs; None when the wheel cannot be had."""
@@ -112,7 +133,9 @@ class Reader:
                 self.log(f"  unavailable: {err}")
                 return None
             self.wheels_read.add(key)
-            if probe.kind == "binaries":
+            if probe.kind == "api":
+                known.update({n: probe.exports(wheel, n) for n in missing})
+            elif probe.kind == "binaries":
                 hits = wheel.search_binaries(probe.members, [n.encode() for n in missing])
                 known.update({n: n.encode() in hits for n in missing})
             else:

@@ -33,6 +33,18 @@ def test_every_version_dependent_fact_has_a_source_and_a_runnable_check():
     assert not problems, "\n".join(problems)
 
 
+def test_gpu_only_claims_name_their_report_or_say_pending():
+    """A claim the wheels cannot settle names the committed GPU report it rests on, or stays
+    `gpu-evidence: pending` until tests/gpu has run on a GPU."""
+    marked = [f for f in facts() if f.gpu_evidence is not None]
+    assert any(f.gpu_evidence == "pending" for f in marked) and any(f.gpu_evidence != "pending" for f in marked)
+    bad = [f"{f.ident}: {f.gpu_evidence}" for f in marked
+           if f.gpu_evidence != "pending" and not (ROOT / str(f.gpu_evidence)).is_file()]
+    assert not bad, bad
+    report = (ROOT / "docs" / "kb-evidence.md").read_text(encoding="utf-8")
+    assert "GPU evidence: pending" in report
+
+
 def test_facts_cover_op_statuses_fixes_matchers_and_eras():
     found = {f.where.split("[")[0].split(".")[0] for f in facts()}
     wheres = [f.where for f in facts()]

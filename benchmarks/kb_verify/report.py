@@ -76,6 +76,8 @@ def render(verdicts: list[Verdict], facts_digest: str, reader: Reader, seconds: 
                 result = v.status
             if v.skipped:
                 result += f" (no wheel: {', '.join(v.skipped)})"
+            if v.fact.gpu_evidence:
+                result += f"; GPU evidence: {v.fact.gpu_evidence}"
             lines.append(f"| `{v.fact.where}` | {_cell(claim or 'every release')} | {_cell(v.fact.source or 'none')} "
                          f"| {_cell(_check(v.fact.check))} | {_cell(result)} |")
     return "\n".join(lines) + "\n"

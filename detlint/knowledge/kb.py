@@ -22,9 +22,10 @@ MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
                   "contains", "not-contains", "pos", "default", "uses-any", "not-from", "not-made-by",
                   "min-items"}
-# where a version-dependent fact comes from and how benchmarks/verify_kb.py checks it in the wheels
-# (detlint/knowledge/provenance.py lists the facts; the engine itself never reads these)
-PROVENANCE_KEYS = {"source", "check"}
+# where a version-dependent fact comes from, how benchmarks/verify_kb.py checks it in the wheels and,
+# for a claim only a GPU can settle, its GPU report or `pending` (detlint/knowledge/provenance.py
+# lists the facts; the engine itself never reads these)
+PROVENANCE_KEYS = {"source", "check", "gpu-evidence"}
 MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training", "needs-framework",
                                      "keras", "versions", "message", "fix", "function-arg", "api-versions", "holds",
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",

@@ -30,6 +30,7 @@ class Fact:
     claim: dict        # the entry's own fields, less source/check and nested lists
     source: Any
     check: Any
+    gpu_evidence: Any = None  # a committed GPU report, or "pending" where only a GPU can settle it
 
     @property
     def ident(self) -> str:
@@ -49,7 +50,8 @@ def _label(item: Any, index: int) -> str:
 
 def _claim(entry: dict) -> dict:
     return {k: v for k, v in entry.items()
-            if k not in ("source", "check") and not isinstance(v, (list, dict)) or k in ("call", "kwargs", "value")}
+            if k not in ("source", "check", "gpu-evidence") and not isinstance(v, (list, dict))
+            or k in ("call", "kwargs", "value")}
 
 
 def _walk(node: Any, where: str, parent_key: str) -> Iterator[tuple[str, dict]]:
@@ -58,7 +60,7 @@ def _walk(node: Any, where: str, parent_key: str) -> Iterator[tuple[str, dict]]:
         if is_status or any(k in node for k in RANGE_KEYS) or "check" in node:
             yield where, node
         for key, value in node.items():
-            if key in ("doc", "examples", "references", "source", "check") or str(key).startswith("x-"):
+            if key in ("doc", "examples", "references", "source", "check", "gpu-evidence") or str(key).startswith("x-"):
                 continue
             yield from _walk(value, f"{where}.{key}" if where else str(key), str(key))
     elif isinstance(node, list):
@@ -75,12 +77,13 @@ def facts(rules_dir: Path = RULES_DIR) -> list[Fact]:
         for where, entry in _walk(data, "", ""):
             if where.startswith("ops[") and ".status[" not in where and not any(k in entry for k in RANGE_KEYS):
                 continue
-            found.append(Fact(rel, where, path.parent.name, _claim(entry), entry.get("source"), entry.get("check")))
+            found.append(Fact(rel, where, path.parent.name, _claim(entry), entry.get("source"), entry.get("check"),
+                              entry.get("gpu-evidence")))
     return found
 
 
 def digest(items: list[Fact]) -> str:
     """A hash of the facts as a check reads them (ranges, statuses, sources, checks), not of the prose
     around them: docs/kb-evidence.md is current while this is unchanged."""
-    canon = [[f.ident, f.claim, f.source, f.check] for f in items]
+    canon = [[f.ident, f.claim, f.source, f.check, f.gpu_evidence] for f in items]
     return hashlib.sha256(json.dumps(canon, sort_keys=True, default=str).encode()).hexdigest()[:16]

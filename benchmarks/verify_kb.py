@@ -30,7 +30,8 @@ DEFAULT_OUTPUT = HERE.parent / "docs" / "kb-evidence.md"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--framework", help="only facts of rules/<framework>/ (torch, tensorflow, jax, lightning)")
+    parser.add_argument("--framework", choices=sorted({f.framework for f in facts()}),
+                        help="only facts of rules/<framework>/")
     parser.add_argument("--version", help="only this release of each probed package (e.g. 1.12)")
     parser.add_argument("--output", type=Path, help="where to write the report (default: docs/kb-evidence.md "
                                                      "on a full run, none on a narrowed one)")

@@ -13,7 +13,9 @@ def _releases(labels: list[str]) -> str:
     by_package: dict[str, list[str]] = defaultdict(list)
     for label in labels:
         package, version = label.split(" ", 1)
-        by_package[package].append(version.split(":")[0])
+        version = version.split(":")[0]
+        if version not in by_package[package]:  # a fact with two checks reads a release twice
+            by_package[package].append(version)
     return "; ".join(f"{p} {', '.join(vs)}" for p, vs in by_package.items())
 
 

@@ -49,9 +49,10 @@ def _label(item: Any, index: int) -> str:
 
 
 def _claim(entry: dict) -> dict:
+    """The entry's own scalar fields (and what a matcher matches), without its provenance."""
     return {k: v for k, v in entry.items()
-            if k not in ("source", "check", "gpu-evidence") and not isinstance(v, (list, dict))
-            or k in ("call", "kwargs", "value")}
+            if k in ("call", "kwargs", "value")
+            or (k not in ("source", "check", "gpu-evidence") and not isinstance(v, (list, dict)))}
 
 
 def _walk(node: Any, where: str, parent_key: str) -> Iterator[tuple[str, dict]]:

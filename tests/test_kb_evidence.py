@@ -4,6 +4,7 @@ report for the facts as they are now. The checker itself is tested here on small
 tmp_path (the real run downloads gigabytes and is not part of the suite)."""
 from __future__ import annotations
 
+import json
 import sys
 import zipfile
 from pathlib import Path
@@ -133,3 +134,25 @@ def test_malformed_checks_are_named():
     assert any("unknown probe" in p for p in problems) and any("expect must be" in p for p in problems)
     assert any("unknown check field" in p for p in problems)
     assert kbp.validate(Fact("f", "w", "x", {}, None, None), probes) == ["no source", "no check"]
+
+
+def test_a_release_date_table_is_checked_against_the_first_upload_of_each_release(tmp_path, monkeypatch):
+    """The index is read from the cache kept beside the wheels (what PyPI's simple index gave):
+    a date that is not the first upload of the release's first final version is wrong."""
+    monkeypatch.setenv("DETLINT_KB_WHEELS", str(tmp_path))
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "answers" / "uploads-fakelib.json").write_text(json.dumps(
+        {"1.0": ["2019-02-26", "1.0.1"], "1.1": ["2019-06-19", "1.1.0"]}))
+    probes = {"up": kbp.Probe("up", None, "upload-times", "", distribution="fakelib")}
+    check = {"probe": "up", "expect": "dates"}
+
+    def fact(dates):
+        return Fact("rules/x/versions.yaml", "released", "x", {"dates": dates}, "PyPI", check)
+
+    right = _verify(fact({"1.0": "2019-02-26", "1.1": "2019-06-19"}), probes)
+    assert right.status == "right" and right.agree == ["fakelib 1.0", "fakelib 1.1"]
+    wrong = _verify(fact({"1.0": "2019-02-25", "1.2": "2019-10-01"}), probes)
+    assert wrong.status == "wrong" and wrong.disagree == [
+        "fakelib 1.0: the fact says 2019-02-25, PyPI says 2019-02-26 (1.0.1) (up)",
+        "fakelib 1.2: the fact says 2019-10-01, PyPI says no such release (up)"]
+    assert kbp.validate(fact({}), probes) == ["expect: dates needs the fact's dates"]

@@ -14,7 +14,7 @@ from typing import Callable
 import yaml
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from detlint.knowledge.provenance import Fact
 from kb_verify.wheels import Package, Wheel, WheelUnavailable, cache_dir, fetch
@@ -23,13 +23,14 @@ PROBES_FILE = Path(__file__).with_name("probes.yaml")
 # facts that have no source and check yet (tests/test_kb_evidence.py: this list only shrinks)
 PENDING_FILE = Path(__file__).with_name("pending.txt")
 REPO = Path(__file__).resolve().parents[2]
-EXPECTS = ("range", "present", "absent", "complement", "only")
+EXPECTS = ("range", "present", "absent", "complement", "only", "dates")
+SIMPLE_INDEX = "https://pypi.org/simple/{}/"
 
 
 @dataclass(frozen=True)
 class Probe:
     name: str
-    package: Package
+    package: Package | None  # None for upload-times, which reads PyPI's index, not a wheel
     kind: str
     members: str
     functions: tuple[str, ...] = ()
@@ -37,6 +38,7 @@ class Probe:
     at: tuple[str, ...] = ()          # repo-file: the releases the committed file speaks for
     roots: tuple[str, ...] = ()       # api: folders of the public API, a module per subfolder
     top: tuple[str, ...] = ()         # api: the files of the top-level namespace
+    distribution: str = ""            # upload-times: the PyPI project
 
     def exports(self, wheel: Wheel, name: str) -> bool:
         """api: does the public API export the dotted ``name`` (tf.train.shuffle_batch)? A name
@@ -53,7 +55,8 @@ class Probe:
         return any(binding.search(wheel.zip.read(n).decode("utf-8", "replace")) for n in files)
 
     def versions(self) -> tuple[str, ...]:
-        return self.at or self.package.versions
+        assert self.package is not None or self.at
+        return self.at or self.package.versions  # type: ignore[union-attr]
 
     def text(self, wheel: Wheel | None) -> str:
         if self.kind == "repo-file":
@@ -88,6 +91,9 @@ def load() -> dict[str, Probe]:
                 for name, spec in data["packages"].items()}
     probes = {}
     for name, spec in data["probes"].items():
+        if spec["kind"] == "upload-times":
+            probes[name] = Probe(name, None, "upload-times", "", distribution=spec["distribution"])
+            continue
         between = spec.get("between") or [[], []]
         probes[name] = Probe(name, packages[spec["package"]], spec["kind"], spec["members"],
                              tuple(spec.get("functions") or ()), (tuple(between[0]), tuple(between[1])),
@@ -113,11 +119,45 @@ class Reader:
                                    probe.top)).encode()).hexdigest()[:10]
         return cache_dir() / "answers" / f"{probe.package.distribution(version)}-{version}-{probe.name}-{how}.json"
 
+    def first_uploads(self, distribution: str) -> dict[str, tuple[str, str]] | None:
+        """minor release -> (the day its first final version was first uploaded, that version),
+        from PyPI's simple index (PEP 700 upload-time); kept beside the wheels. None: no index."""
+        path = cache_dir() / "answers" / f"uploads-{distribution}.json"
+        if path.is_file():
+            return {k: tuple(v) for k, v in json.loads(path.read_text()).items()}  # type: ignore[misc]
+        import urllib.request
+        request = urllib.request.Request(SIMPLE_INDEX.format(distribution),
+                                         headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                files = json.load(response)["files"]
+        except (OSError, ValueError, KeyError) as err:
+            self.log(f"  unavailable: PyPI's index of {distribution}: {err}")
+            return None
+        first: dict[str, tuple[str, str]] = {}
+        for item in files:
+            match = re.match(r"[A-Za-z0-9_.]+?-(\d[^-]*?)(?:-|\.tar\.gz$|\.zip$)", item["filename"])
+            if not match or not item.get("upload-time"):
+                continue
+            try:
+                version = Version(match.group(1))
+            except InvalidVersion:
+                continue
+            if version.is_prerelease or version.is_devrelease:
+                continue
+            minor, when = f"{version.major}.{version.minor}", (item["upload-time"][:10], str(version))
+            if minor not in first or (version, when[0]) < (Version(first[minor][1]), first[minor][0]):
+                first[minor] = when
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(first, sort_keys=True))
+        return first
+
     def find(self, probe: Probe, version: str, needles: list[str]) -> dict[str, bool] | None:
         """Whether each needle occurs; None when the wheel cannot be had."""
         if probe.kind == "repo-file":  # a committed record (GPU evidence), read fresh every run
             text = probe.text(None)
             return {n: bool(re.search(n[3:], text, re.S)) if n.startswith("re:") else n in text for n in needles}
+        assert probe.package is not None
         key = (probe.package.name, version)
         if key in self.unavailable:
             return None
@@ -161,6 +201,8 @@ def checks_of(fact: Fact) -> list[dict]:
 
 
 def needles(check: dict) -> list[str]:
+    if check.get("expect") == "dates":
+        return []
     texts = check.get("contains") or check.get("any") or "re:" + check["matches"]
     return [texts] if isinstance(texts, str) else list(texts)
 
@@ -188,6 +230,10 @@ def verify(fact: Fact, probes: dict[str, Probe], reader: Reader, only: str | Non
     verdict = Verdict(fact, "unchecked" if not checks else "unverifiable", [], [], [])
     for check in checks:
         probe = probes[check["probe"]]
+        if check.get("expect") == "dates":
+            _verify_dates(fact, probe, reader, verdict)
+            continue
+        assert probe.package is not None
         claimed = spec(check["versions"]) if "versions" in check else fact_range(fact)
         within = spec(check.get("within", ""))
         agree: list[str] = []
@@ -231,6 +277,23 @@ def verify(fact: Fact, probes: dict[str, Probe], reader: Reader, only: str | Non
     return verdict
 
 
+def _verify_dates(fact: Fact, probe: Probe, reader: Reader, verdict: Verdict) -> None:
+    """A release-date table: each minor release's date is the day its first final version (X.Y.0,
+    or the first X.Y.z where no .0 was published) was first uploaded to PyPI."""
+    uploads = reader.first_uploads(probe.distribution)
+    if uploads is None:
+        verdict.skipped.append(probe.distribution)
+        return
+    for release, day in (fact.claim.get("dates") or {}).items():
+        label = f"{probe.distribution} {release}"
+        found = uploads.get(str(release))
+        if found is not None and found[0] == str(day):
+            verdict.agree.append(label)
+        else:
+            verdict.disagree.append(f"{label}: the fact says {day}, PyPI says "
+                                    f"{f'{found[0]} ({found[1]})' if found else 'no such release'} ({probe.name})")
+
+
 def validate(fact: Fact, probes: dict[str, Probe]) -> list[str]:
     """What is malformed in a fact's source and check (CI runs this without downloading anything)."""
     problems = []
@@ -248,6 +311,12 @@ def validate(fact: Fact, probes: dict[str, Probe]) -> list[str]:
             problems.append(f"unknown check field(s) {sorted(unknown)}")
         if check.get("probe") not in probes:
             problems.append(f"unknown probe {check.get('probe')!r}")
+        if check.get("expect") == "dates":
+            if probes.get(check.get("probe")) and probes[check["probe"]].kind != "upload-times":
+                problems.append("expect: dates reads an upload-times probe")
+            if not fact.claim.get("dates"):
+                problems.append("expect: dates needs the fact's dates")
+            continue
         if sum(k in check for k in ("contains", "any", "matches")) != 1:
             problems.append("a check needs one of contains/any/matches")
         elif "matches" in check and probes.get(check.get("probe")) and probes[check["probe"]].kind == "binaries":

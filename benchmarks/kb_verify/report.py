@@ -27,7 +27,8 @@ def _check(check: object) -> str:
     checks = check if isinstance(check, list) else [check] if check else []
     parts = []
     for c in checks:
-        texts = c.get("contains") or c.get("any") or f"/{c.get('matches')}/"
+        texts = "the first upload of each release" if c.get("expect") == "dates" else \
+            c.get("contains") or c.get("any") or f"/{c.get('matches')}/"
         join = " or " if "any" in c else " and "
         texts = [texts] if isinstance(texts, str) else texts
         expect = c.get("expect", "range")

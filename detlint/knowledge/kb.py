@@ -271,6 +271,8 @@ class KnowledgeBase:
     ops: dict[str, Op]
     digest: str
     eras: list[Era] = field(default_factory=list)
+    # framework -> (release, "YYYY-MM-DD" it came out), oldest first
+    released: dict[str, tuple[tuple[Version, str], ...]] = field(default_factory=dict)
     # name -> [(owner, matcher index)] for each matcher kind
     index: dict[str, dict[str, list[tuple[str, int]]]] = field(default_factory=dict)
     # framework -> the top-level modules whose import makes a file that framework's code (the
@@ -359,6 +361,27 @@ class _Reader:
                    versions=self.version_range(spec[range_key], f"{where}.{range_key}"),
                    assume=Version.parse(str(spec["assume"])) if spec.get("assume") is not None else None,
                    framework=self.framework, scope=str(spec.get("scope", "code")), hint=bool(spec.get("hint", False)))
+
+    def released(self, spec: Any, where: str) -> tuple[tuple[Version, str], ...]:
+        """``released: {dates: {"2.4": "2020-12-14", ...}}``: when each release came out, oldest
+        first (a release older than those the knowledge base describes may be listed: messages
+        name it)."""
+        self.expect(isinstance(spec, dict), where, "expected a mapping")
+        unknown = set(spec) - {"dates", "distribution"} - PROVENANCE_KEYS
+        self.expect(not unknown, where, f"unknown field(s) {sorted(unknown)}")
+        dates = spec.get("dates")
+        self.expect(isinstance(dates, dict) and bool(dates), f"{where}.dates", "expected a mapping of releases to dates")
+        out = []
+        for release, day in dates.items():
+            self.expect(isinstance(day, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) is not None,
+                        f"{where}.dates.{release}", "expected a date as \"YYYY-MM-DD\" (quoted)")
+            try:
+                out.append((Version.parse(str(release)), day))
+            except ValueError as exc:
+                self.fail(f"{where}.dates", str(exc))
+        self.expect(out == sorted(out) and len({v for v, _ in out}) == len(out), f"{where}.dates",
+                    "expected each release once, oldest first")
+        return tuple(out)
 
     def version_range(self, text: Any, where: str) -> VersionRange:
         try:
@@ -535,10 +558,13 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
     relative = relative or path.name
     reader = _Reader(relative, framework_of(relative))
     reader.expect(isinstance(data, dict), "top level", "expected a mapping with groups/ops/rules")
-    unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules", "eras"}  # x-: YAML anchors
+    unknown = {k for k in data if not str(k).startswith("x-")} - {"groups", "ops", "rules", "eras", "released"}  # x-: YAML anchors
     reader.expect(not unknown, "top level", f"unknown key(s) {sorted(unknown)}")
     for i, spec in enumerate(data.get("eras") or []):
         into["eras"][f"{relative}#{i}"] = reader.era(spec, f"era #{i}")
+    if "released" in data:
+        reader.expect(reader.framework not in into["released"], "released", "given twice for this framework")
+        into["released"][reader.framework] = reader.released(data["released"], "released")
 
     for name, spec in (data.get("groups") or {}).items():
         where = f"group {name}"
@@ -793,11 +819,11 @@ def _write_cached_documents(cached: Path, names: list[str], digest: str, documen
 
 
 def _parse(files: list[Path], names: list[str], digest: str, documents: list[Any]) -> KnowledgeBase:
-    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}, "eras": {}}
+    into: dict[str, dict[str, Any]] = {"rules": {}, "groups": {}, "ops": {}, "eras": {}, "released": {}}
     for path, name, data in zip(files, names, documents):
         _load_file(path, into, data, name)
     kb = KnowledgeBase(rules=dict(sorted(into["rules"].items())), groups=into["groups"], ops=into["ops"],
-                       digest=digest, eras=list(into["eras"].values()))
+                       digest=digest, eras=list(into["eras"].values()), released=into["released"])
     _merge_extensions(kb)
     _check_references(kb)
     _build_index(kb)

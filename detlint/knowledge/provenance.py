@@ -51,7 +51,7 @@ def _label(item: Any, index: int) -> str:
 def _claim(entry: dict) -> dict:
     """The entry's own scalar fields (and what a matcher matches), without its provenance."""
     return {k: v for k, v in entry.items()
-            if k in ("call", "kwargs", "value")
+            if k in ("call", "kwargs", "value", "dates")
             or (k not in ("source", "check", "gpu-evidence") and not isinstance(v, (list, dict)))}
 
 

@@ -11,6 +11,7 @@ from detlint.knowledge.kb import KnowledgeBase
 from detlint.knowledge.versions import Version
 from detlint.lint.ftypes import FileFacts, Hit
 from detlint.lint.programs.program import Program
+from detlint.settings.commit_dates import CommitDates
 from detlint.settings.config import Settings, Target
 from detlint.settings.launchers import Launchers
 from detlint.settings.program_versions import ProgramVersions
@@ -20,7 +21,7 @@ class ProgramContext:
     def __init__(self, settings: Settings, kb: KnowledgeBase, root: Path,
                  facts_of: Callable[[Path], Optional[FileFacts]]) -> None:
         self.settings, self.kb, self.facts_of = settings, kb, facts_of
-        self.versions = ProgramVersions(settings, kb.eras)
+        self.versions = ProgramVersions(settings, kb.eras, kb.released, CommitDates(root))
         self.launchers = Launchers(root)
         self._module_targets: dict[Path, dict[str, Target]] = {}
 

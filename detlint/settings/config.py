@@ -94,6 +94,7 @@ class Target:
     def __init__(self, version: Version, source: str = NEWEST_SOURCE, assumed: str = "") -> None:
         self.explicit = False  # set by the user (settings or command line): used as it is everywhere
         self.pinned = False  # taken from a dependency file's pin
+        self.allows: tuple[Version, ...] = ()  # the releases that pin allows (a floor or a range)
         self._version, self._source = version, source
         self._assumed = assumed  # set when the version was inferred from the code: messages say so
         self._pending: Optional[Callable[[], Optional[tuple[Version, str, str]]]] = None
@@ -295,6 +296,7 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], backg
     if found is not None:
         target.set(*found)
         target.pinned = True
+        target.allows = getattr(found, "allows", ())
         return
     installed = installed_tf_version(settings.version_root, root)
     if installed is not None:
@@ -338,6 +340,7 @@ def _framework_version(settings: Settings, key: str, root: Path) -> None:
     if found:
         settings.targets[key].set(*found)
         settings.targets[key].pinned = pinned is not None
+        settings.targets[key].allows = getattr(pinned, "allows", ())
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

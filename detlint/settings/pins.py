@@ -272,6 +272,25 @@ def pinned_version(spec: str, key: str = "tensorflow") -> Optional[tuple[Version
     return newest, f"newer than any version detlint knows; checked as {newest}"
 
 
+class Pinned(tuple):  # type: ignore[type-arg]
+    """A pin: (version, where), and the known releases its specifier allows (``allows``): a
+    floor or a range leaves the choice among them to nearer evidence (a program's last commit)."""
+
+    allows: tuple[Version, ...] = ()
+
+    @classmethod
+    def of(cls, version: Version, where: str, spec: str, key: str) -> "Pinned":
+        pin = cls((version, where))
+        pin.allows = tuple(allowed(spec, known_versions(key))) if readable(spec) else ()
+        return pin
+
+    def moved(self, where: str) -> "Pinned":
+        """The same pin, said as found elsewhere."""
+        pin = Pinned((self[0], where))
+        pin.allows = self.allows
+        return pin
+
+
 def _floor_only(spec: str) -> bool:
     clauses = [c.strip() for c in spec.split(",") if c.strip()]
     return bool(clauses) and all(c.startswith(">") for c in clauses)  # >= and > only
@@ -290,7 +309,7 @@ def pinned_framework_version(folder: Path, key: str, warn: Warn,
         found = pinned_version(spec, key)
         if found is not None:
             version, note = found
-            return version, f"{where} pins {package}{spec}" + (f" ({note})" if note else "")
+            return Pinned.of(version, f"{where} pins {package}{spec}" + (f" ({note})" if note else ""), spec, key)
     return None
 
 
@@ -306,7 +325,8 @@ def pinned_tf_version(folder: Path, warn: Warn,
         found = pinned_version(spec)
         if found is not None:
             version, note = found
-            return version, f"{where} pins {package}{spec}" + (f" ({note})" if note else "")
+            return Pinned.of(version, f"{where} pins {package}{spec}" + (f" ({note})" if note else ""), spec,
+                             "tensorflow")
     for package, spec, where in _pins(lines, ("keras",)):
         # multi-backend Keras up to 2.2 ran on TensorFlow 1 only
         versions = allowed(spec, _KERAS_2 + _KERAS_3) if spec.strip() else []

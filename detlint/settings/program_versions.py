@@ -12,6 +12,12 @@ against, per framework:
    project's code era): the first of those the code allows wins; when none does, the version
    such code was written for.
 
+What a program's entry file's last commit says caps all but what the program states: it was
+written for a release that was out then (``commit_dates.py``; the release dates are the knowledge
+base's ``released``). A pin that allows several releases (``tensorflow>=1.15``) gives the newest of
+them out by then; the installed version or the version its code era assumes gives way to an older
+one out by then.
+
 Versions set in the settings or on the command line are used as they are. A library module is
 checked at the lowest version of the programs that run it (``lowest``).
 """
@@ -24,6 +30,7 @@ from typing import Callable, Iterable, Optional, Sequence
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.knowledge.kb import Era
 from detlint.knowledge.versions import Version, known_versions
+from detlint.settings.commit_dates import CommitDates
 from detlint.settings.config import Settings, Target, warn
 from detlint.settings.eras import _raw, file_era, hint_evidence, narrowed_by
 from detlint.settings.pins import (ci_requirement_lines, conda_files_lines, has_dependency_file,
@@ -59,9 +66,13 @@ def _clamped(key: str, version: Version, how: str) -> tuple[Version, str]:
 class ProgramVersions:
     """The versions each program is checked against, computed once per program."""
 
-    def __init__(self, settings: Settings, eras: Sequence[Era]) -> None:
+    def __init__(self, settings: Settings, eras: Sequence[Era],
+                 released: Optional[dict[str, tuple[tuple[Version, str], ...]]] = None,
+                 dates: Optional[CommitDates] = None) -> None:
         self.settings = settings
         self.eras = list(eras)
+        self.released = released or {}
+        self.dates = dates
         self._texts: dict[Path, str] = {}
         self._programs: dict[Path, dict[str, Target]] = {}
         self._folder_pins: dict[tuple[Path, str], Optional[tuple[Version, str]]] = {}
@@ -113,19 +124,39 @@ class ProgramVersions:
             if stated is not None:
                 version, how = _clamped(key, *stated)
                 return version, how, ""
-        title = framework(key).title
         known = tuple(known_versions(key))
         era = self._era(key, files)  # what the program's own code allows
         allowed = era[0] if era else known
         hinted = self._hints(key, files, allowed)  # when its code was written, as far as it shows
         soft = hinted or (None if era else self._siblings(key, entry))
-        # a pin the code can run on is the version
+        # a pin the code can run on is the version (of a floor or a range: the newest of it that
+        # was out when the program was last changed)
+        project_pin = (base.version, base.source) if base.pinned else None
         for pin in (self._folder_pin(key, entry.parent), self._setup_pin(key, entry.parent),
-                    (base.version, base.source) if base.pinned else None, self._readme(key, entry.parent)):
-            if pin is not None and pin[0] in allowed:
+                    project_pin, self._readme(key, entry.parent)):
+            if pin is None:
+                continue
+            ranged = tuple(v for v in (base.allows if pin is project_pin else getattr(pin, "allows", ()))
+                           if v in allowed)
+            dated = self._dated(key, entry, ranged) if len(ranged) > 1 or ranged[:1] != (pin[0],) else None
+            if dated is not None and dated[0] != pin[0]:
+                return dated[0], f"{pin[1]}; {dated[1]}", dated[2]
+            if pin[0] in allowed:
                 return pin[0], pin[1], ""
         preferred = tuple(v for v in allowed if v in soft[0]) if soft else allowed
         preferred = preferred or allowed
+        chosen = self._unpinned(key, files, base, era, hinted, soft, preferred)
+        dated = self._dated(key, entry, tuple(v for v in preferred if v <= chosen[0]))
+        if dated is not None and dated[0] < chosen[0]:
+            return dated
+        return chosen
+
+    def _unpinned(self, key: str, files: list[Path], base: Target, era, hinted, soft,  # type: ignore[no-untyped-def]
+                  preferred: tuple[Version, ...]) -> tuple[Version, str, str]:
+        """The version of a program no pin decides: installed or the newest, else what its code
+        era suggests."""
+        entry = files[0]
+        title = framework(key).title
         # installed or the newest known, if the code allows it; the project's era guess only for a
         # program with no evidence of its own (its own code's era is nearer)
         if base.version in preferred and not (base.assumed and (era or hinted)):
@@ -137,6 +168,35 @@ class ProgramVersions:
         where = entry.name if era or hinted else f"{entry.parent.name or '.'}/ (the programs beside it)"
         return (version, f"{title} {version} assumed from {said} use in {where}",
                 f"{title} {version} assumed from {evidence[0] if evidence else said} use")
+
+    def _dated(self, key: str, entry: Path, versions: tuple[Version, ...]) -> Optional[tuple[Version, str, str]]:
+        """The newest of ``versions`` that was out when ``entry`` was last changed (by its git
+        history), and why; None without a date, or when none of them was out by then (the code
+        needs a newer release than the date allows: the date is not trusted)."""
+        released = self.released.get(key)
+        if not released or not versions or self.dates is None:
+            return None
+        day = self.dates.date(entry)
+        if day is None:
+            return None
+        when = day.isoformat()
+        out_by = dict(released)
+        fits = [v for v in versions if v in out_by and out_by[v] <= when]
+        title = framework(key).title
+        said = f"{entry.name} was last changed on {when}"
+        if fits:
+            version = max(fits)
+            newest_then = max(v for v, d in released if d <= when)
+            which = "the newest release" if version == newest_then else \
+                f"the newest release its code and pins allow ({title} {newest_then} was out)"
+            return version, f"{title} {version}, {which} when {said}", f"{title} {version} assumed: {said}"
+        oldest = known_versions(key)[0]
+        if oldest in versions and oldest in out_by and when < out_by[oldest]:
+            then = [v for v, d in released if d <= when]
+            current = f"when {title} {max(then)} was current" if then else f"before {title} {released[0][0]}"
+            return (oldest, f"{said}, {current}; older than any version detlint knows, checked as {oldest}",
+                    f"{title} {oldest} assumed: {said}")
+        return None
 
     def _era(self, key: str, files: list[Path]) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:
         """The versions the program's own code allows, its evidence, and the version such code
@@ -239,7 +299,7 @@ class ProgramVersions:
                         lines = self._kept_apart[sub]
                         found = pinned_framework_version(sub, key, warn, lines) if lines else None
                         if found is not None:
-                            found = (found[0], f"{sub.name}/{found[1]}")
+                            found = found.moved(f"{sub.name}/{found[1]}")
                             break
                 if found is None:  # what the repository's CI installs to run its code
                     if here not in self._ci_lines:

@@ -1,0 +1,112 @@
+"""A program's last commit caps the framework versions it was written for: real git checkouts with
+commits dated in the past, checked end to end by the CLI and by flake8."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_program_versions import TF1, TF2, TORCH, lines_of, notebook, run, write
+
+from detlint.knowledge.kb import load
+from detlint.settings.commit_dates import SWEEP, CommitDates
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def commit(root: Path, day: str, files: dict[str, str] | None = None, message: str = "work") -> None:
+    """Write ``files`` and commit everything as of ``day``."""
+    write(root, files or {})
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    stamp = f"{day}T12:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_NAME": "a",
+           "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.com"}
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=root, check=True, env=env)
+
+
+def programs(root: Path) -> dict[str, dict[str, str]]:
+    return json.loads(run(".", "--show-settings", cwd=root).stdout)["programs"]
+
+
+def test_the_release_dates_are_in_the_knowledge_base_oldest_first() -> None:
+    released = load().released
+    assert set(released) == {"tensorflow", "torch", "jax", "lightning"}
+    tf = dict(released["tensorflow"])
+    assert str(tf[next(v for v in tf if str(v) == "2.4")]) == "2020-12-14"
+    for key, dates in released.items():
+        assert [v for v, _ in dates] == sorted(v for v, _ in dates), key
+
+
+def test_old_programs_get_the_release_that_was_out_when_they_were_last_changed(tmp_path: Path) -> None:
+    """TF 1 code from 2018 is checked as the oldest TF detlint knows (1.13), not 1.15; PyTorch code
+    from March 2020 as 1.4, not the installed release; the message says why, and flake8 agrees."""
+    commit(tmp_path, "2018-03-05", {"tf1/lesson.py": TF1})
+    commit(tmp_path, "2020-03-02", {"torch/train.py": TORCH})
+    shown = programs(tmp_path)
+    assert shown["tf1/lesson.py"]["tensorflow-version"] == "1.13"
+    assert "last changed on 2018-03-05, when TensorFlow 1.6 was current" in shown["tf1/lesson.py"]["tensorflow-version-source"]
+    assert shown["torch/train.py"]["torch-version"] == "1.4"
+    assert "the newest release when train.py was last changed on 2020-03-02" in shown["torch/train.py"]["torch-version-source"]
+    out = run(".", cwd=tmp_path).stdout
+    det602 = lines_of(out, "torch/train.py", "DET602")[0]
+    assert "torch.backends.cudnn.deterministic = True" in det602 and "use_deterministic_algorithms" not in det602
+    assert "PyTorch 1.4 assumed: train.py was last changed on 2020-03-02" in det602
+    flake8 = run("--select", "DET", "torch", cwd=tmp_path, tool="flake8").stdout
+    assert [line.lstrip("./") for line in flake8.splitlines() if " DET602 " in line] == \
+        lines_of(run("torch", cwd=tmp_path).stdout, "torch/train.py", "DET602")
+
+
+def test_a_floor_pin_gives_the_newest_release_out_by_the_last_commit(tmp_path: Path) -> None:
+    """``tensorflow>=1.15`` beside TF 2 code last changed in December 2020: TF 2.4, not 1.15; an
+    exact pin still wins over the date."""
+    commit(tmp_path, "2020-12-20", {"requirements.txt": "tensorflow>=1.15.0\n", "train.py": TF2})
+    shown = programs(tmp_path)
+    assert shown["train.py"]["tensorflow-version"] == "2.4"
+    assert "pins tensorflow>=1.15.0" in shown["train.py"]["tensorflow-version-source"]
+    commit(tmp_path, "2020-12-21", {"requirements.txt": "tensorflow==2.1.0\n"})
+    assert programs(tmp_path) == {}  # the project's own pin, 2.1, for every program
+    assert json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["tensorflow-version"] == "2.1"
+
+
+def test_what_a_notebook_printed_outweighs_its_date(tmp_path: Path) -> None:
+    commit(tmp_path, "2018-06-01", {"nb.ipynb": notebook(("import torch\nprint(torch.__version__)", "1.10.0\n"),
+                                                         (TORCH, ""))})
+    assert programs(tmp_path)["nb.ipynb"]["torch-version"] == "1.10"
+
+
+def test_a_date_older_than_the_code_needs_is_not_trusted(tmp_path: Path) -> None:
+    """torch.compile needs 2.0: a commit dated 2019 cannot have run it; the code era decides."""
+    code = TORCH.replace("model = torch.nn.Conv2d(3, 8, 3)", "model = torch.compile(torch.nn.Conv2d(3, 8, 3))")
+    commit(tmp_path, "2019-05-01", {"train.py": code})
+    shown = programs(tmp_path).get("train.py", {})
+    assert "last changed" not in shown.get("torch-version-source", "")
+
+
+def test_renames_are_followed_sweeps_and_edits_are_not_dates(tmp_path: Path) -> None:
+    """A file moved unchanged keeps its date; a commit that touches more than SWEEP files (a
+    reformat) does not date them; a file edited since its last commit has no date."""
+    commit(tmp_path, "2019-05-01", {"old/a.py": TORCH, "b.py": TORCH, "c.py": TORCH})
+    subprocess.run(["git", "mv", "old/a.py", "new_a.py"], cwd=tmp_path, check=True)
+    commit(tmp_path, "2023-06-01", message="move")
+    many = {f"pkg/m{i}.py": f"X = {i}\n" for i in range(SWEEP + 1)}
+    commit(tmp_path, "2020-01-05", {**many, "b.py": TORCH + "# formatted\n"}, message="sweep")
+    (tmp_path / "c.py").write_text(TORCH + "# edited\n")
+    dates = CommitDates(tmp_path)
+    assert str(dates.date(tmp_path / "new_a.py")) == "2019-05-01"
+    assert str(dates.date(tmp_path / "b.py")) == "2019-05-01"
+    assert str(dates.date(tmp_path / "pkg/m1.py")) == "2020-01-05"  # created by the sweep: its only date
+    assert dates.date(tmp_path / "c.py") is None
+
+
+def test_no_checkout_no_date(tmp_path: Path) -> None:
+    write(tmp_path, {".git/HEAD": "", "train.py": TORCH})  # a folder git does not read
+    assert CommitDates(tmp_path).date(tmp_path / "train.py") is None
+    plain = tmp_path / "plain"
+    write(plain, {"train.py": TORCH})
+    assert CommitDates(plain).date(plain / "train.py") is None

@@ -110,3 +110,14 @@ def test_no_checkout_no_date(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     write(plain, {"train.py": TORCH})
     assert CommitDates(plain).date(plain / "train.py") is None
+
+
+def test_a_programs_own_date_outweighs_what_the_programs_beside_it_show(tmp_path: Path) -> None:
+    """A notebook rewritten in March 2021 beside one that printed PyTorch 0.3 tensors in 2018: the
+    old outputs speak for a program with no evidence of its own, not for one with a date."""
+    old = notebook(("import torch\nx = torch.ones(2)\nx", "\n 1\n 1\n[torch.FloatTensor of size 2]\n"), (TORCH, ""))
+    commit(tmp_path, "2018-05-01", {"lessons/A.ipynb": old, "lessons/B.ipynb": notebook((TORCH, ""))})
+    assert programs(tmp_path)["lessons/B.ipynb"]["torch-version"] == "1.0"
+    commit(tmp_path, "2021-03-12", {"lessons/B.ipynb": notebook((TORCH + "# torchtext.legacy\n", ""))})
+    shown = programs(tmp_path)["lessons/B.ipynb"]
+    assert shown["torch-version"] == "1.8" and "2021-03-12" in shown["torch-version-source"]

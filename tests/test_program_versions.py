@@ -85,6 +85,10 @@ def lines_of(out: str, prefix: str, code: str) -> list[str]:
      {"torch": "1.4"}),
     ([("%tensorflow_version 1.x", "")], {"tensorflow": "1.15"}),
     ([("print('TensorFlow version:', tf.__version__)", "TensorFlow version: 2.2.0\n")], {"tensorflow": "2.2"}),
+    # the module under another name, the version as a cell's value
+    ([("import torch as t\nt.__version__", "'1.6.0'")], {"torch": "1.6"}),
+    ([("import torch as t", ""), ("print(t.__version__)", "1.6.0\n")], {"torch": "1.6"}),
+    ([("import numpy as t\nt.__version__", "'1.6.0'")], {}),
     # several versions printed together, in the order the cell names them
     ([("print(tf.__version__, np.__version__)", "2.3.0 1.18.5\n")], {"tensorflow": "2.3"}),
     ([("print(torch.__version__)\nprint(torchvision.__version__)", "0.4.0\n0.2.1\n")], {"torch": "0.4"}),

@@ -128,7 +128,9 @@ class ProgramVersions:
         era = self._era(key, files)  # what the program's own code allows
         allowed = era[0] if era else known
         hinted = self._hints(key, files, allowed)  # when its code was written, as far as it shows
-        soft = hinted or (None if era else self._siblings(key, entry))
+        # the programs beside it speak for a program with no evidence of its own (its code's era or
+        # hints, or the date of its last commit)
+        soft = hinted or (None if era or self._dated(key, entry, allowed) else self._siblings(key, entry))
         # a pin the code can run on is the version (of a floor or a range: the newest of it that
         # was out when the program was last changed)
         project_pin = (base.version, base.source) if base.pinned else None

@@ -65,10 +65,15 @@ def _output_lines(cell: dict) -> Iterator[str]:
         yield from lines if len(lines) <= MAX_OUTPUT_LINES else lines[:MAX_OUTPUT_LINES] + lines[-5:]
 
 
-def _printed(cell: dict, source: str) -> Iterator[tuple[str, Version, str]]:
-    """(framework, version, how) from one cell's saved outputs."""
+_IMPORT_AS = re.compile(r"^\s*import\s+(\w+)\s+as\s+(\w+)\s*$", re.MULTILINE)
+
+
+def _printed(cell: dict, source: str, aliases: dict[str, str]) -> Iterator[tuple[str, Version, str]]:
+    """(framework, version, how) from one cell's saved outputs (``aliases``: the notebook's
+    ``import torch as t``, so that ``t.__version__`` is torch's)."""
+    known = {**_MODULE_ALIASES, **aliases}
     modules = {m for m in _PRINTS_VERSION.findall(source)}
-    frameworks = {_MODULE_ALIASES[m] for m in modules if m in _MODULE_ALIASES}
+    frameworks = {known[m] for m in modules if m in known}
     lines = list(_output_lines(cell))
     for line in lines:
         for pattern, how in ((_LABELLED, "output"), (_SATISFIED, "pip output"), (_INSTALLED, "pip output")):
@@ -92,8 +97,8 @@ def _printed(cell: dict, source: str) -> Iterator[tuple[str, Version, str]]:
     numbers = [re.match(_NUMBER, word) for word in " ".join(lines[:len(named)]).split()] if lines else []
     if frameworks and len(named) > 1 and len(numbers) == len(named) and all(numbers):
         for module, number in zip(named, numbers):
-            if module in _MODULE_ALIASES:
-                yield _MODULE_ALIASES[module], Version(int(number.group(1)), int(number.group(2))), \
+            if module in known:
+                yield known[module], Version(int(number.group(1)), int(number.group(2))), \
                     f"{module}.__version__ printed as {number.group(0)}"
 
 
@@ -117,8 +122,11 @@ def stated_versions(raw: str) -> dict[str, tuple[Version, str]]:
     the notebook's order, saved outputs before install lines of the same cell."""
     found: dict[str, tuple[Version, str]] = {}
     jaxlib: dict[str, tuple[Version, str]] = {}  # jaxlib's own numbering lags jax's: a fallback
-    for cell in _cells(raw):
+    cells = _cells(raw)
+    aliases = {alias: _MODULE_ALIASES[module] for cell in cells
+               for module, alias in _IMPORT_AS.findall(_text(cell.get("source"))) if module in _MODULE_ALIASES}
+    for cell in cells:
         source = _text(cell.get("source"))
-        for key, version, how in (*_printed(cell, source), *_installs(source)):
+        for key, version, how in (*_printed(cell, source, aliases), *_installs(source)):
             (jaxlib if how.startswith(("jaxlib", "pip install jaxlib")) else found).setdefault(key, (version, how))
     return {**jaxlib, **found}

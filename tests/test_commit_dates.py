@@ -121,3 +121,15 @@ def test_a_programs_own_date_outweighs_what_the_programs_beside_it_show(tmp_path
     commit(tmp_path, "2021-03-12", {"lessons/B.ipynb": notebook((TORCH + "# torchtext.legacy\n", ""))})
     shown = programs(tmp_path)["lessons/B.ipynb"]
     assert shown["torch-version"] == "1.8" and "2021-03-12" in shown["torch-version-source"]
+
+
+def test_a_companion_librarys_era_bounds_a_later_date(tmp_path: Path) -> None:
+    """torchtext.legacy existed with torchtext 0.9-0.11, which required PyTorch 1.8-1.10: a notebook
+    moved in 2024 with its kernel metadata touched is still checked at 1.10, not 2.1; the old
+    torchtext.data.Field at 1.7 or older."""
+    legacy = TORCH.replace("import torch\n", "import torch\nfrom torchtext.legacy import data\n")
+    field = TORCH.replace("import torch\n", "import torch\nfrom torchtext.data import Field, BucketIterator\n")
+    commit(tmp_path, "2024-01-22", {"legacy/1.ipynb": notebook((legacy, "")), "old/train.py": field})
+    shown = programs(tmp_path)
+    assert shown["legacy/1.ipynb"]["torch-version"] == "1.10"
+    assert shown["old/train.py"]["torch-version"] == "1.7"

@@ -133,3 +133,13 @@ def test_a_companion_librarys_era_bounds_a_later_date(tmp_path: Path) -> None:
     shown = programs(tmp_path)
     assert shown["legacy/1.ipynb"]["torch-version"] == "1.10"
     assert shown["old/train.py"]["torch-version"] == "1.7"
+
+
+def test_a_program_that_runs_tensorflow_through_tensorflow_datasets_gets_a_tensorflow_version(tmp_path: Path) -> None:
+    """A JAX example whose input pipeline is tensorflow_datasets runs TensorFlow: its TF version is
+    its own (from its last commit), not the project's installed one."""
+    jax_tfds = ("import jax\nimport optax\nimport tensorflow_datasets as tfds\n\n"
+                "ds = tfds.load('mnist', split='train')\nparams = optax.apply_updates(params, updates)\n")
+    commit(tmp_path, "2020-12-20", {"examples/mnist.py": jax_tfds})
+    shown = programs(tmp_path)["examples/mnist.py"]
+    assert shown["tensorflow-version"] == "2.4" and shown["jax-version"] == "0.2"

@@ -40,7 +40,10 @@ FRAMEWORKS: dict[str, Framework] = {
                        "tensorflow-intel", "tensorflow-aarch64"),
         option="--tf-version", setting="tensorflow-version",
         before_oldest="where TensorFlow has no GPU determinism switch", starts=("tensorflow",),
-        imports=("tensorflow", "keras", "tf_keras")),
+        # and the libraries that import it to run (a JAX program's tensorflow_datasets input
+        # pipeline runs TensorFlow); not tensorflow_probability, which also runs on JAX
+        imports=("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "tensorflow_hub", "tensorflow_addons",
+                 "tensorflow_text")),
     "torch": Framework(
         key="torch", title="PyTorch",
         # 1.7 brought the determinism switch (set_deterministic); 1.8 renamed it. Before 1.7 only

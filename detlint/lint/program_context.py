@@ -50,7 +50,12 @@ class ProgramContext:
 
     def frameworks_used(self, modules: Iterable[Path]) -> frozenset[str]:
         """The frameworks (registry keys) these files import."""
-        imported = {m for module in modules for m in getattr(self.facts_of(module), "frameworks", ())}
+        imported: set[str] = set()
+        for module in modules:
+            facts = self.facts_of(module)
+            # the framework groups' imports, and every top-level module (tensorflow_datasets runs TF)
+            imported.update(getattr(facts, "frameworks", ()))
+            imported.update(m.split(".")[0] for m in getattr(facts, "import_lines", {}))
         return frozenset(key for key, fw in FRAMEWORKS.items() if imported & set(fw.imports))
 
     def module_targets(self, module: Path, programs: Callable[[], list[Program]]) -> dict[str, Target]:

@@ -221,7 +221,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                     group_by_project(checked, settings.project_root, paths),
                     lambda root: settings if root == settings.version_root else load_settings(
                         [root], cli_settings(args), isolated=args.isolated, known_codes=kb.rules, eras=kb.eras)):
-                table = Linter(group_settings, kb).program_versions_table(group, relative_to=settings.project_root)
+                table = Linter(group_settings, kb).program_versions_table(group, relative_to=settings.project_root,
+                                                                          shown=settings.targets)
                 shown["programs"].update(table)
         out.write(json.dumps(shown, indent=2) + "\n")
         return 0

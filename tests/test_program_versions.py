@@ -464,3 +464,16 @@ def test_a_pin_with_a_late_patch_release_is_in_its_minor(spec: str, key: str, ve
 
     found, note = pinned_version(spec, key)
     assert str(found) == version and note == ""
+
+
+def test_show_settings_lists_the_programs_of_a_nested_project(tmp_path: Path) -> None:
+    """A subfolder with its own setup.py is checked with its own pins; --show-settings says so for
+    its programs (their versions differ from the project's shown above them)."""
+    write(tmp_path, {".git/HEAD": "", "requirements.txt": "tensorflow==1.15\n", "train1.py": TF1,
+                     "sub/setup.py": "from setuptools import setup\nsetup(name='x', install_requires=['tensorflow==2.4.0'])\n",
+                     "sub/train.py": TF2})
+    shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    assert shown["tensorflow-version"] == "1.15" and "train1.py" not in shown["programs"]
+    assert shown["programs"]["sub/train.py"] == {"tensorflow-version": "2.4",
+                                                 "tensorflow-version-source": "setup.py pins tensorflow==2.4.0"}
+    assert "in TF 2.4" in lines_of(run(".", cwd=tmp_path).stdout, "sub/train.py", "DET201")[0]

@@ -714,10 +714,12 @@ class Linter:
         return sorted(out, key=Diagnostic.sort_key)
 
     def program_versions_table(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None,
-                               relative_to: Optional[Path] = None) -> dict[str, dict[str, str]]:
+                               relative_to: Optional[Path] = None,
+                               shown: Optional[dict[str, Target]] = None) -> dict[str, dict[str, str]]:
         """For --show-settings: the programs among ``files`` whose versions differ from the
-        project's (of their own settings group), each with those versions and where they came
-        from, by path relative to ``relative_to`` (else this project's root)."""
+        versions shown for the project (``shown``; else their own settings group's), each with
+        those versions and where they came from, by path relative to ``relative_to`` (else this
+        project's root)."""
         table: dict[str, dict[str, str]] = {}
         try:
             self.prefetch(files, jobs, cache)
@@ -725,7 +727,8 @@ class Linter:
                 facts = self.facts_of(path)
                 if facts is None or facts.error is not None or not self.is_entry(path, facts):
                     continue
-                row = self.context.differing(self._entry_programs.get(real(path)) or self._program_for(real(path)))
+                row = self.context.differing(self._entry_programs.get(real(path)) or self._program_for(real(path)),
+                                             shown)
                 if row:
                     try:
                         name = real(path).relative_to(real(relative_to)).as_posix() if relative_to else self._relative(path)

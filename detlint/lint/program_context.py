@@ -83,13 +83,14 @@ class ProgramContext:
             self._module_targets[module] = targets
         return self._module_targets[module]
 
-    def differing(self, program: Program) -> dict[str, str]:
-        """For --show-settings: the program's versions that differ from the project's, of the
-        frameworks it imports, with where they came from."""
+    def differing(self, program: Program, shown: Optional[dict[str, Target]] = None) -> dict[str, str]:
+        """For --show-settings: the program's versions that differ from the project's (or from
+        ``shown``, the top project's, for a nested project's program), of the frameworks it
+        imports, with where they came from."""
         row: dict[str, str] = {}
         used = self.frameworks_used(program.modules)
         for key, target in self.targets_of(program).items():
-            base = self.settings.targets[key]
+            base = (shown or self.settings.targets)[key]
             if key in used and (target.version, target.source) != (base.version, base.source):
                 setting = framework(key).setting
                 row[setting], row[f"{setting}-source"] = str(target.version), target.source

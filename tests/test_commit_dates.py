@@ -143,3 +143,16 @@ def test_a_program_that_runs_tensorflow_through_tensorflow_datasets_gets_a_tenso
     commit(tmp_path, "2020-12-20", {"examples/mnist.py": jax_tfds})
     shown = programs(tmp_path)["examples/mnist.py"]
     assert shown["tensorflow-version"] == "2.4" and shown["jax-version"] == "0.2"
+
+
+def test_the_projects_own_environment_outweighs_the_date(tmp_path: Path) -> None:
+    """PyTorch 2.3 installed in the project's .venv is what the 2019 program runs today; the
+    version installed beside detlint is not (a pre-commit hook's own environment)."""
+    commit(tmp_path, "2019-05-01", {"train.py": TORCH, ".gitignore": ".venv/\n"})
+    assert programs(tmp_path)["train.py"]["torch-version"] == "1.1"
+    site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "torch-2.3.0.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Name: torch\nVersion: 2.3.0\n")
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    assert shown["torch-version"] == "2.3" and "train.py" not in shown["programs"]

@@ -95,6 +95,7 @@ class Target:
         self.explicit = False  # set by the user (settings or command line): used as it is everywhere
         self.pinned = False  # taken from a dependency file's pin
         self.allows: tuple[Version, ...] = ()  # the releases that pin allows (a floor or a range)
+        self.in_project = False  # installed in the project's own environment (what it runs)
         self._version, self._source = version, source
         self._assumed = assumed  # set when the version was inferred from the code: messages say so
         self._pending: Optional[Callable[[], Optional[tuple[Version, str, str]]]] = None
@@ -301,6 +302,7 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], backg
     installed = installed_tf_version(settings.version_root, root)
     if installed is not None:
         target.set(*installed)
+        target.in_project = getattr(installed, "in_project", False)
     if not eras:
         return
     from detlint.settings.eras import code_era, project_files
@@ -341,6 +343,7 @@ def _framework_version(settings: Settings, key: str, root: Path) -> None:
         settings.targets[key].set(*found)
         settings.targets[key].pinned = pinned is not None
         settings.targets[key].allows = getattr(pinned, "allows", ())
+        settings.targets[key].in_project = pinned is None and getattr(found, "in_project", False)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

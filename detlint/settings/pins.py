@@ -277,6 +277,7 @@ class Pinned(tuple):  # type: ignore[type-arg]
     floor or a range leaves the choice among them to nearer evidence (a program's last commit)."""
 
     allows: tuple[Version, ...] = ()
+    in_project = False  # an installed version: found in the project's own environment
 
     @classmethod
     def of(cls, version: Version, where: str, spec: str, key: str) -> "Pinned":
@@ -392,7 +393,9 @@ def installed_version(key: str, *roots: Path) -> Optional[tuple[Version, str]]:
     for prefix, label in dict.fromkeys(prefixes):
         for site in _site_packages(prefix):
             for dist, version, full in _dist_versions(site, distributions):
-                return version, f"{dist} {full} installed in {label}"
+                found = Pinned((version, f"{dist} {full} installed in {label}"))
+                found.in_project = True  # what the project runs: outweighs a program's last commit
+                return found
     # detlint's own environment: its site-packages folders are read the same way (importing
     # importlib.metadata alone costs a cold single-file run 70 ms); other layouts ask it
     own = [Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]

@@ -148,6 +148,8 @@ class ProgramVersions:
         preferred = tuple(v for v in allowed if v in soft[0]) if soft else allowed
         preferred = preferred or allowed
         chosen = self._unpinned(key, files, base, era, hinted, soft, preferred)
+        if base.in_project and chosen[0] == base.version:
+            return chosen  # what the project's own environment runs, whenever the code was written
         dated = self._dated(key, entry, tuple(v for v in preferred if v <= chosen[0]))
         if dated is not None and dated[0] < chosen[0]:
             return dated

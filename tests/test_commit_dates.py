@@ -156,3 +156,13 @@ def test_the_projects_own_environment_outweighs_the_date(tmp_path: Path) -> None
     (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
     assert shown["torch-version"] == "2.3" and "train.py" not in shown["programs"]
+
+
+def test_the_date_replaces_a_guess_from_the_codes_era(tmp_path: Path) -> None:
+    """fit_generator and lr= are Keras 2 code, "typically written for TF 2.0": a notebook last
+    changed in May 2020 ran TF 2.2 (Colab's %tensorflow_version 2.x), not 2.0."""
+    keras2 = TF2.replace("model.fit(x, y)", "model.fit_generator(gen)").replace(
+        'model.compile("adam", "mse")', 'model.compile(tf.keras.optimizers.RMSprop(lr=0.001), "mse")')
+    commit(tmp_path, "2020-05-20", {"nb.ipynb": notebook(("%tensorflow_version 2.x", ""), (keras2, ""))})
+    shown = programs(tmp_path)["nb.ipynb"]
+    assert shown["tensorflow-version"] == "2.2" and "2020-05-20" in shown["tensorflow-version-source"]

@@ -150,6 +150,9 @@ class ProgramVersions:
         chosen = self._unpinned(key, files, base, era, hinted, soft, preferred)
         if base.in_project and chosen[0] == base.version:
             return chosen  # what the project's own environment runs, whenever the code was written
+        if chosen[2]:  # a guess from the code's era (fit_generator: "written for 2.0"): the date is better
+            dated = self._dated(key, entry, preferred)
+            return dated if dated is not None else chosen
         dated = self._dated(key, entry, tuple(v for v in preferred if v <= chosen[0]))
         if dated is not None and dated[0] < chosen[0]:
             return dated

@@ -75,6 +75,14 @@ def allows_minor(spec: str, minor: Version) -> bool:
         return False
     from packaging.version import InvalidVersion, Version as PepVersion
 
+    exact = [f for f in found if f.operator in ("==", "===") and "*" not in f.version]
+    if len(exact) == 1 and len(list(found)) == 1:  # a nightly or a pre-release: ==2.14.0.dev20230712
+        try:
+            release = PepVersion(exact[0].version).release
+        except InvalidVersion:
+            release = ()
+        if len(release) >= 2:
+            return (release[0], release[1]) == (minor.major, minor.minor)
     for patch in _PATCHES:
         try:
             candidate = PepVersion(f"{minor.major}.{minor.minor}.{patch}")

@@ -12,11 +12,13 @@ against, per framework:
    project's code era): the first of those the code allows wins; when none does, the version
    such code was written for.
 
-What a program's entry file's last commit says caps all but what the program states: it was
-written for a release that was out then (``commit_dates.py``; the release dates are the knowledge
-base's ``released``). A pin that allows several releases (``tensorflow>=1.15``) gives the newest of
-them out by then; the installed version or the version its code era assumes gives way to an older
-one out by then.
+A program's entry file's last commit says which releases were out when it was written
+(``commit_dates.py``; the release dates are the knowledge base's ``released``): a pin that allows
+several releases (``tensorflow>=1.15``) gives the newest of them out by then; a guess from the
+code's era ("Keras 2 code was typically written for TF 2.0") gives way to the newest release the
+code allows out by then; the version installed beside detlint, or the newest known, to an older
+one out by then. What the program states, an exact pin and the version installed in the project's
+own environment stand. A date older than the code's own evidence is not trusted.
 
 Versions set in the settings or on the command line are used as they are. A library module is
 checked at the lowest version of the programs that run it (``lowest``).

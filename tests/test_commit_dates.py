@@ -166,3 +166,13 @@ def test_the_date_replaces_a_guess_from_the_codes_era(tmp_path: Path) -> None:
     commit(tmp_path, "2020-05-20", {"nb.ipynb": notebook(("%tensorflow_version 2.x", ""), (keras2, ""))})
     shown = programs(tmp_path)["nb.ipynb"]
     assert shown["tensorflow-version"] == "2.2" and "2020-05-20" in shown["tensorflow-version-source"]
+
+
+def test_keras_core_code_ran_on_the_tensorflow_of_its_day(tmp_path: Path) -> None:
+    """keras_core (the Keras 3 preview, its own package in 2023) is no evidence of TF >= 2.16, where
+    TF's bundled Keras became Keras 3: a keras_core example pinned to a TF 2.14 nightly is TF 2.14."""
+    example = ("import keras_core as keras\nimport tensorflow as tf\n\nx = keras.ops.ones((2, 3))\n"
+               "model = keras.Sequential([keras.layers.Dense(1)])\nmodel.compile('adam', 'mse')\nmodel.fit(x, x)\n")
+    commit(tmp_path, "2023-08-01", {"requirements.txt": "tf-nightly==2.14.0.dev20230712\n", "examples/demo.py": example})
+    shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    assert shown["tensorflow-version"] == "2.14" and "examples/demo.py" not in shown["programs"]

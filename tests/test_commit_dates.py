@@ -97,7 +97,7 @@ def test_renames_are_followed_sweeps_and_edits_are_not_dates(tmp_path: Path) -> 
     many = {f"pkg/m{i}.py": f"X = {i}\n" for i in range(SWEEP + 1)}
     commit(tmp_path, "2020-01-05", {**many, "b.py": TORCH + "# formatted\n"}, message="sweep")
     (tmp_path / "c.py").write_text(TORCH + "# edited\n")
-    dates = CommitDates(tmp_path)
+    dates = CommitDates(tmp_path, cache_dir=tmp_path / "cache")
     assert str(dates.date(tmp_path / "new_a.py")) == "2019-05-01"
     assert str(dates.date(tmp_path / "b.py")) == "2019-05-01"
     assert str(dates.date(tmp_path / "pkg/m1.py")) == "2020-01-05"  # created by the sweep: its only date
@@ -106,10 +106,10 @@ def test_renames_are_followed_sweeps_and_edits_are_not_dates(tmp_path: Path) -> 
 
 def test_no_checkout_no_date(tmp_path: Path) -> None:
     write(tmp_path, {".git/HEAD": "", "train.py": TORCH})  # a folder git does not read
-    assert CommitDates(tmp_path).date(tmp_path / "train.py") is None
+    assert CommitDates(tmp_path, cache_dir=None).date(tmp_path / "train.py") is None
     plain = tmp_path / "plain"
     write(plain, {"train.py": TORCH})
-    assert CommitDates(plain).date(plain / "train.py") is None
+    assert CommitDates(plain, cache_dir=None).date(plain / "train.py") is None
 
 
 def test_a_programs_own_date_outweighs_what_the_programs_beside_it_show(tmp_path: Path) -> None:
@@ -176,3 +176,69 @@ def test_keras_core_code_ran_on_the_tensorflow_of_its_day(tmp_path: Path) -> Non
     commit(tmp_path, "2023-08-01", {"requirements.txt": "tf-nightly==2.14.0.dev20230712\n", "examples/demo.py": example})
     shown = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
     assert shown["tensorflow-version"] == "2.14" and "examples/demo.py" not in shown["programs"]
+
+
+def test_a_file_only_sweeps_touched_is_dated_by_the_oldest(tmp_path: Path) -> None:
+    many = {f"m{i}.py": f"X = {i}\n" for i in range(SWEEP + 5)}
+    commit(tmp_path, "2019-12-01", many, message="import")
+    commit(tmp_path, "2024-06-01", {name: "# licence\n" + text for name, text in many.items()}, message="headers")
+    assert str(CommitDates(tmp_path, cache_dir=None).date(tmp_path / "m1.py")) == "2019-12-01"
+
+
+def test_shallow_clones_and_impossible_dates_give_no_date(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    commit(source, "2019-05-01", {"train.py": TORCH})
+    commit(source, "2024-05-01", {"README.md": "news\n"})
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{source}", str(shallow)], check=True)
+    assert CommitDates(shallow, cache_dir=None).date(shallow / "train.py") is None  # its oldest commit adds all
+    assert str(CommitDates(source, cache_dir=None).date(source / "train.py")) == "2019-05-01"
+    far = tmp_path / "far"
+    write(far, {"train.py": TORCH})
+    subprocess.run(["git", "init", "-q"], cwd=far, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=far, check=True)
+    stamp = "@253402300800 +0000"  # the year 10000
+    subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "-m", "x"], cwd=far,
+                   check=True, env={**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    assert CommitDates(far, cache_dir=None).date(far / "train.py") is None
+    assert run(".", "--show-settings", cwd=far).returncode == 0
+
+
+def test_git_never_runs_a_command_the_repository_configures(tmp_path: Path) -> None:
+    """core.fsmonitor and clean filters are commands a repository's own .git/config names: reading
+    dates must not start them (detlint never runs the code it checks)."""
+    commit(tmp_path, "2019-05-01", {"train.py": TORCH, ".gitattributes": "*.py filter=x\n"})
+    planted = tmp_path / "planted"
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {planted}\ncat\n")
+    hook.chmod(0o755)
+    subprocess.run(["git", "config", "core.fsmonitor", str(hook)], cwd=tmp_path, check=True)
+    subprocess.run(["git", "config", "filter.x.clean", str(hook)], cwd=tmp_path, check=True)
+    os.utime(tmp_path / "train.py", (2_000_000_000, 2_000_000_000))  # looks changed to a status refresh
+    assert str(CommitDates(tmp_path, cache_dir=None).date(tmp_path / "train.py")) == "2019-05-01"
+    run(".", "--show-settings", cwd=tmp_path)
+    assert not planted.exists()
+
+
+def test_dates_are_kept_for_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm run reads the dates of the commit checked out from the cache, and runs no git log."""
+    repo = tmp_path / "repo"
+    commit(repo, "2019-05-01", {"train.py": TORCH})
+    cache = tmp_path / "cache"
+    assert str(CommitDates(repo, cache_dir=cache).date(repo / "train.py")) == "2019-05-01"
+    import detlint.settings.commit_dates as module
+
+    monkeypatch.setattr(module, "_read_history", lambda *a, **k: pytest.fail("read the history again"))
+    assert str(CommitDates(repo, cache_dir=cache).date(repo / "train.py")) == "2019-05-01"
+
+
+def test_the_projects_environment_within_a_floor_pin_outweighs_the_date(tmp_path: Path) -> None:
+    """tensorflow>=1.15 with TF 2.3 in the project's .venv: 2.3, not the newest release out in 2022."""
+    commit(tmp_path, "2022-06-01", {"requirements.txt": "tensorflow>=1.15\n", "train.py": TF2, ".gitignore": ".venv/\n"})
+    assert programs(tmp_path)["train.py"]["tensorflow-version"] == "2.9"
+    site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "tensorflow-2.3.0.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Name: tensorflow\nVersion: 2.3.0\n")
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    shown = programs(tmp_path)["train.py"]
+    assert shown["tensorflow-version"] == "2.3" and "installed in" in shown["tensorflow-version-source"]

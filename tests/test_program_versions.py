@@ -109,6 +109,7 @@ def test_what_a_notebook_states(cells: list[tuple[str, str]], expected: dict[str
     ("Tensorflow-GPU==2.4.1\n", "2.4", ""),
     ("tensorflow==1.4.0rc1\n", "1.13", "older than any version detlint knows"),
     ("tf-nightly==2.14.0.dev20230712\n", "2.14", ""),
+    ("tf-nightly==2.14.0.dev20230712,<3\n", "2.14", ""),
     ("tensorflow==2.15.0.post1\n", "2.15", ""),
     ("tensorflow[and-cuda]==2.15.0; sys_platform == 'linux'\n", "2.15", ""),
     ("tensorflow~=2.4.1\n", "2.4", ""),

@@ -95,7 +95,8 @@ class Target:
         self.explicit = False  # set by the user (settings or command line): used as it is everywhere
         self.pinned = False  # taken from a dependency file's pin
         self.allows: tuple[Version, ...] = ()  # the releases that pin allows (a floor or a range)
-        self.in_project = False  # installed in the project's own environment (what it runs)
+        # the version installed in the project's own environment, and where: what its programs run
+        self.runs: Optional[tuple[Version, str]] = None
         self._version, self._source = version, source
         self._assumed = assumed  # set when the version was inferred from the code: messages say so
         self._pending: Optional[Callable[[], Optional[tuple[Version, str, str]]]] = None
@@ -294,15 +295,16 @@ def _target_version(settings: Settings, root: Path, eras: Sequence["Era"], backg
     assert settings.version_root is not None
     target = settings.targets["tensorflow"]
     found = _pinned_upward(settings, "tensorflow", root)
+    installed = installed_tf_version(settings.version_root, root)
+    if installed is not None and getattr(installed, "in_project", False):
+        target.runs = (installed[0], installed[1])
     if found is not None:
         target.set(*found)
         target.pinned = True
         target.allows = getattr(found, "allows", ())
         return
-    installed = installed_tf_version(settings.version_root, root)
     if installed is not None:
         target.set(*installed)
-        target.in_project = getattr(installed, "in_project", False)
     if not eras:
         return
     from detlint.settings.eras import code_era, project_files
@@ -338,12 +340,14 @@ def _framework_version(settings: Settings, key: str, root: Path) -> None:
     """No version of framework ``key`` in the settings: its pins, else what is installed."""
     assert settings.version_root is not None
     pinned = _pinned_upward(settings, key, root)
-    found = pinned or installed_version(key, settings.version_root, root)
+    installed = installed_version(key, settings.version_root, root)
+    if installed is not None and getattr(installed, "in_project", False):
+        settings.targets[key].runs = (installed[0], installed[1])
+    found = pinned or installed
     if found:
         settings.targets[key].set(*found)
         settings.targets[key].pinned = pinned is not None
         settings.targets[key].allows = getattr(pinned, "allows", ())
-        settings.targets[key].in_project = pinned is None and getattr(found, "in_project", False)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -380,6 +380,13 @@ def project_interpreters(root: Path) -> list[tuple[Path, str]]:
     return found
 
 
+def _real(path: Path) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return str(path)
+
+
 def installed_tf_version(*roots: Path) -> Optional[tuple[Version, str]]:
     return installed_version("tensorflow", *roots)
 
@@ -394,7 +401,9 @@ def installed_version(key: str, *roots: Path) -> Optional[tuple[Version, str]]:
         for site in _site_packages(prefix):
             for dist, version, full in _dist_versions(site, distributions):
                 found = Pinned((version, f"{dist} {full} installed in {label}"))
-                found.in_project = True  # what the project runs: outweighs a program's last commit
+                # what the project runs (outweighs a program's last commit), unless it is the
+                # environment detlint itself runs in (a pre-commit hook's sets $VIRTUAL_ENV)
+                found.in_project = _real(prefix) != _real(Path(sys.prefix))
                 return found
     # detlint's own environment: its site-packages folders are read the same way (importing
     # importlib.metadata alone costs a cold single-file run 70 ms); other layouts ask it

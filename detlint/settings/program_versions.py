@@ -18,7 +18,7 @@ several releases (``tensorflow>=1.15``) gives the newest of them out by then; a 
 code's era ("Keras 2 code was typically written for TF 2.0") gives way to the newest release the
 code allows out by then; the version installed beside detlint, or the newest known, to an older
 one out by then. What the program states, an exact pin and the version installed in the project's
-own environment stand. A date older than the code's own evidence is not trusted.
+own environment (not detlint's) stand. A date older than the code's own evidence is not trusted.
 
 Versions set in the settings or on the command line are used as they are. A library module is
 checked at the lowest version of the programs that run it (``lowest``).
@@ -142,6 +142,8 @@ class ProgramVersions:
                 continue
             ranged = tuple(v for v in (base.allows if pin is project_pin else getattr(pin, "allows", ()))
                            if v in allowed)
+            if base.runs is not None and len(ranged) > 1 and base.runs[0] in ranged:
+                return base.runs[0], f"{base.runs[1]}, which {pin[1].split(' pins ')[0]}'s pin allows", ""
             dated = self._dated(key, entry, ranged) if len(ranged) > 1 or ranged[:1] != (pin[0],) else None
             if dated is not None and dated[0] != pin[0]:
                 return dated[0], f"{pin[1]}; {dated[1]}", dated[2]
@@ -149,9 +151,9 @@ class ProgramVersions:
                 return pin[0], pin[1], ""
         preferred = tuple(v for v in allowed if v in soft[0]) if soft else allowed
         preferred = preferred or allowed
+        if base.runs is not None and base.runs[0] in preferred:
+            return base.runs[0], base.runs[1], ""  # what the project's environment runs, whenever it was written
         chosen = self._unpinned(key, files, base, era, hinted, soft, preferred)
-        if base.in_project and chosen[0] == base.version:
-            return chosen  # what the project's own environment runs, whenever the code was written
         if chosen[2]:  # a guess from the code's era (fit_generator: "written for 2.0"): the date is better
             dated = self._dated(key, entry, preferred)
             return dated if dated is not None else chosen

@@ -76,13 +76,13 @@ def allows_minor(spec: str, minor: Version) -> bool:
     from packaging.version import InvalidVersion, Version as PepVersion
 
     exact = [f for f in found if f.operator in ("==", "===") and "*" not in f.version]
-    if len(exact) == 1 and len(list(found)) == 1:  # a nightly or a pre-release: ==2.14.0.dev20230712
+    if len(exact) == 1:  # a nightly or a pre-release: ==2.14.0.dev20230712 (with other clauses or not)
         try:
-            release = PepVersion(exact[0].version).release
+            pinned = PepVersion(exact[0].version)
         except InvalidVersion:
-            release = ()
-        if len(release) >= 2:
-            return (release[0], release[1]) == (minor.major, minor.minor)
+            pinned = None
+        if pinned is not None and len(pinned.release) >= 2:
+            return found.contains(pinned, prereleases=True) and pinned.release[:2] == (minor.major, minor.minor)
     for patch in _PATCHES:
         try:
             candidate = PepVersion(f"{minor.major}.{minor.minor}.{patch}")

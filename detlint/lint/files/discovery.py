@@ -82,15 +82,18 @@ def _safe_for_git(root: Path, files: list[Path]) -> list[Path]:
 
 
 def _git_ignored(root: Path, files: list[Path]) -> set[Path]:
+    from detlint.settings.commit_dates import SAFE_OPTIONS, git_environment
+
     if not files or not (root / ".git").exists():
         return set()
     files = _safe_for_git(root, files)
     if not files:
         return set()
     try:
-        proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+        # no command the repository's config names may run (core.fsmonitor reads the index here)
+        proc = subprocess.run(["git", "-C", str(root), *SAFE_OPTIONS, "check-ignore", "--stdin", "-z"],
                               input=b"\0".join(os.fsencode(f) for f in files), capture_output=True,
-                              timeout=30)
+                              timeout=30, env=git_environment())
     except (OSError, subprocess.SubprocessError):
         return set()
     # names are bytes to git: a file name that is not UTF-8 goes there and back unchanged

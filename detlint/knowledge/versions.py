@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 from typing import Iterable
 
 from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, framework
@@ -70,8 +70,14 @@ class VersionRange:
 
 
 def known_versions(key: str = DEFAULT_FRAMEWORK) -> list[Version]:
-    """The releases of framework ``key`` the knowledge base describes, oldest first."""
-    return [Version.parse(v) for v in framework(key).releases]
+    """The releases of framework ``key`` the knowledge base describes, oldest first (a new list:
+    callers may change it)."""
+    return list(_known(key))
+
+
+@lru_cache(maxsize=None)
+def _known(key: str) -> tuple[Version, ...]:
+    return tuple(Version.parse(v) for v in framework(key).releases)
 
 
 def newest_known(key: str = DEFAULT_FRAMEWORK) -> Version:

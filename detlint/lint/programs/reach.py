@@ -22,6 +22,7 @@ from detlint.lint.files.sources import read_bytes
 # `import a.b as c, d` / `from .a.b import c, d`, also inside a notebook's JSON strings
 IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?import[ \t]+(?P<names>[\w., ()]+)')
 WORD_RE = re.compile(r"\w+")
+_BYTE_WORDS = re.compile(rb"[^A-Za-z0-9_\x80-\xff]+")  # what separates words (UTF-8 letters stay in them)
 MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
 MAX_FILES = 20000  # a project root that is really a home folder is not read whole
 
@@ -43,6 +44,11 @@ class ImportIndex:
         self._targets: dict[Path, Targets] = {}  # what their imports may load
         self._named: dict[str, list[Path]] = {}  # word -> files whose text holds it
         self._importers: dict[tuple[Path, int], list[Path]] = {}
+        # a project module's name -> the files whose text holds it as a word: every file is read
+        # once per run for all the modules asked about (a warm run asks about every module)
+        self._mentions: dict[bytes, list[Path]] = {}
+        self._vocabulary: Optional[set[bytes]] = None
+        self._order: dict[Path, int] = {}  # a file's place in the walk: answers keep that order
 
     @property
     def paths(self) -> list[Path]:
@@ -90,16 +96,37 @@ class ImportIndex:
         the modules' names are read for their imports: a script's own name is rarely anywhere else."""
         names = {module_name(m) for m in modules}
         chains = {self._dotted(m) for m in modules}
-        wanted = [os.fsencode(name) for name in names]  # a name from a file name that is not UTF-8 too
+        mentioning = self._mentioning({os.fsencode(name) for name in names})  # a name not UTF-8 too
         found = []
-        for path in self.paths:
-            data, _ = read_bytes(path, MAX_TEXT)
-            if data is None or not any(w in data for w in wanted) or not self.words_of(path) & names:
+        for path in sorted(mentioning, key=self._order.__getitem__):
+            if not self.words_of(path) & names:
                 continue
             dotted, relative = self.targets_of(path)
             if relative & names or any(chain[-len(d):] == d for d in dotted for chain in chains if len(d) <= len(chain)):
                 found.append(path)
         return found
+
+    def _mentioning(self, wanted: set[bytes]) -> set[Path]:
+        """The files whose text holds one of ``wanted`` as a word. The project's module names are
+        indexed in one pass over the files; another name (a module outside the files walked) in a
+        pass of its own."""
+        if self._vocabulary is None:
+            self._order = {path: i for i, path in enumerate(self.paths)}
+            self._vocabulary = {os.fsencode(module_name(p)) for p in self.paths}
+            self._index(self._vocabulary)
+        missing = wanted - self._vocabulary
+        if missing:
+            self._vocabulary |= missing
+            self._index(missing)
+        return {path for word in wanted for path in self._mentions.get(word, ())}
+
+    def _index(self, vocabulary: set[bytes]) -> None:
+        for path in self.paths:
+            data, _ = read_bytes(path, MAX_TEXT)
+            if data is None:
+                continue
+            for word in set(_BYTE_WORDS.split(data)) & vocabulary:
+                self._mentions.setdefault(word, []).append(path)
 
     def naming_word(self, word: str) -> list[Path]:
         """Files whose text holds ``word`` as a whole word (anywhere: calls, strings, comments).

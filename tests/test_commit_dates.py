@@ -106,10 +106,10 @@ def test_renames_are_followed_sweeps_and_edits_are_not_dates(tmp_path: Path) -> 
 
 def test_no_checkout_no_date(tmp_path: Path) -> None:
     write(tmp_path, {".git/HEAD": "", "train.py": TORCH})  # a folder git does not read
-    assert CommitDates(tmp_path, cache_dir=None).date(tmp_path / "train.py") is None
+    assert CommitDates(tmp_path, keep=False).date(tmp_path / "train.py") is None
     plain = tmp_path / "plain"
     write(plain, {"train.py": TORCH})
-    assert CommitDates(plain, cache_dir=None).date(plain / "train.py") is None
+    assert CommitDates(plain, keep=False).date(plain / "train.py") is None
 
 
 def test_a_programs_own_date_outweighs_what_the_programs_beside_it_show(tmp_path: Path) -> None:
@@ -182,7 +182,7 @@ def test_a_file_only_sweeps_touched_is_dated_by_the_oldest(tmp_path: Path) -> No
     many = {f"m{i}.py": f"X = {i}\n" for i in range(SWEEP + 5)}
     commit(tmp_path, "2019-12-01", many, message="import")
     commit(tmp_path, "2024-06-01", {name: "# licence\n" + text for name, text in many.items()}, message="headers")
-    assert str(CommitDates(tmp_path, cache_dir=None).date(tmp_path / "m1.py")) == "2019-12-01"
+    assert str(CommitDates(tmp_path, keep=False).date(tmp_path / "m1.py")) == "2019-12-01"
 
 
 def test_shallow_clones_and_impossible_dates_give_no_date(tmp_path: Path) -> None:
@@ -191,8 +191,8 @@ def test_shallow_clones_and_impossible_dates_give_no_date(tmp_path: Path) -> Non
     commit(source, "2024-05-01", {"README.md": "news\n"})
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{source}", str(shallow)], check=True)
-    assert CommitDates(shallow, cache_dir=None).date(shallow / "train.py") is None  # its oldest commit adds all
-    assert str(CommitDates(source, cache_dir=None).date(source / "train.py")) == "2019-05-01"
+    assert CommitDates(shallow, keep=False).date(shallow / "train.py") is None  # its oldest commit adds all
+    assert str(CommitDates(source, keep=False).date(source / "train.py")) == "2019-05-01"
     far = tmp_path / "far"
     write(far, {"train.py": TORCH})
     subprocess.run(["git", "init", "-q"], cwd=far, check=True)
@@ -200,7 +200,7 @@ def test_shallow_clones_and_impossible_dates_give_no_date(tmp_path: Path) -> Non
     stamp = "@253402300800 +0000"  # the year 10000
     subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "-m", "x"], cwd=far,
                    check=True, env={**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
-    assert CommitDates(far, cache_dir=None).date(far / "train.py") is None
+    assert CommitDates(far, keep=False).date(far / "train.py") is None
     assert run(".", "--show-settings", cwd=far).returncode == 0
 
 
@@ -215,7 +215,7 @@ def test_git_never_runs_a_command_the_repository_configures(tmp_path: Path) -> N
     subprocess.run(["git", "config", "core.fsmonitor", str(hook)], cwd=tmp_path, check=True)
     subprocess.run(["git", "config", "filter.x.clean", str(hook)], cwd=tmp_path, check=True)
     os.utime(tmp_path / "train.py", (2_000_000_000, 2_000_000_000))  # looks changed to a status refresh
-    assert str(CommitDates(tmp_path, cache_dir=None).date(tmp_path / "train.py")) == "2019-05-01"
+    assert str(CommitDates(tmp_path, keep=False).date(tmp_path / "train.py")) == "2019-05-01"
     run(".", "--show-settings", cwd=tmp_path)
     assert not planted.exists()
 

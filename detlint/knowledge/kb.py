@@ -747,7 +747,8 @@ def load(directory: Optional[Path] = None) -> KnowledgeBase:
     return _load_cached(str(directory))
 
 
-def _user_cache() -> Optional[Path]:
+def user_cache() -> Optional[Path]:
+    """detlint's folder in the user's cache (the knowledge base's parsed copy, commit dates)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "detlint" if base else None
 
@@ -769,7 +770,7 @@ def _load_cached(directory: str) -> KnowledgeBase:
     from detlint._version import __version__
     from detlint.code_digest import code_digest
 
-    cache_dir = _user_cache()
+    cache_dir = user_cache()
     cached = cache_dir / f"kb-{__version__}-{code_digest()}-{digest.hexdigest()[:24]}.json" if cache_dir else None
     if cached is not None:  # older versions' and knowledge bases' copies go once unused for an hour
         from detlint.stale_caches import KB_FILES, keep_only_used

@@ -53,10 +53,15 @@ class CommitDates:
     """Last-change dates of the Python files and notebooks under ``scope`` (the project), read
     from git once per run, on the first question."""
 
-    def __init__(self, scope: Path, deadline_s: float = DEADLINE_S, cache_dir: Optional[Path] = None) -> None:
+    def __init__(self, scope: Path, deadline_s: float = DEADLINE_S, cache_dir: Optional[Path] = None,
+                 keep: bool = True) -> None:
+        """``cache_dir``: where the answers are kept (default: the user's cache); ``keep=False``:
+        nowhere."""
+        from detlint.knowledge.kb import user_cache
+
         self.scope = scope.resolve()
         self.deadline_s = deadline_s
-        self.cache_dir = cache_dir if cache_dir is not None else _user_cache()
+        self.cache_dir = (cache_dir or user_cache()) if keep else None
         self._dates: Optional[dict[Path, tuple[datetime.date, str]]] = None
         self._checked: dict[Path, Optional[datetime.date]] = {}
 
@@ -121,11 +126,6 @@ class CommitDates:
             replace_beside(self.cache_dir / f"dates-{key}.json", json.dumps(data).encode("utf-8"), 0o600)
         except (OSError, ValueError):
             return
-
-
-def _user_cache() -> Optional[Path]:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "detlint" if base else None
 
 
 def _blob_id(path: Path, length: int) -> Optional[str]:

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence, TextIO
 from detlint._version import __version__
 from detlint.child_processes import Terminated, ended_by_signals
 from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.settings.config import (KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, Settings, find_project_root,
+from detlint.settings.config import (CONFIDENCE_LEVELS, KERAS_BACKENDS, OUTPUT_FORMATS, ConfigError, Settings, find_project_root,
                                      load_settings, parse_version_option, seed_arg)
 from detlint.lint.cache import FactsCache, cache_folder
 from detlint.lint.ftypes import Diagnostic
@@ -86,6 +86,8 @@ def check_parser() -> argparse.ArgumentParser:
                    help="the backend Keras 3 runs on where a program does not set KERAS_BACKEND (default tensorflow)")
     p.add_argument("--seed", type=seed_arg, help="seed value fixes write, 0 to 2**32-1 (default 42)")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, help="default concise")
+    p.add_argument("--min-confidence", choices=CONFIDENCE_LEVELS,
+                   help="show findings at least this sure: certain, likely (default) or possible")
     p.add_argument("-o", "--output-file", help="write the report to a file")
     p.add_argument("--statistics", action="store_true", help="print only the number of findings per rule")
     p.add_argument("--no-progress", action="store_true",
@@ -131,6 +133,7 @@ def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
         "extend-exclude": args.extend_exclude, "entry-points": args.entry_points,
         "not-training": args.not_training,
         "keras-version": args.keras_version, "keras-backend": args.keras_backend, "seed": args.seed, "output-format": args.output_format,
+        "min-confidence": args.min_confidence,
         "extend-ignore": args.extend_ignore,
         "max-file-size": args.max_file_size, "file-timeout": args.file_timeout,
     }

@@ -84,10 +84,10 @@ def compiled(model):
 
 def test_unsafe_fixes_leave_library_modules_alone(tmp_path: Path) -> None:
     (tmp_path / "lib.py").write_text(LIBRARY)
-    (tmp_path / "train.py").write_text("import tensorflow as tf\nfrom lib import compiled\n\n"
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nfrom lib import compiled, noise\n\n"
                                        "if __name__ == '__main__':\n"
                                        "    model = compiled(tf.keras.Sequential([tf.keras.layers.Dense(1)]))\n"
-                                       "    model.fit(tf.zeros((4, 2)), tf.zeros((4, 1)), workers=4)\n")
+                                       "    model.fit(tf.zeros((4, 2)) + noise(2), tf.zeros((4, 1)), workers=4)\n")
     linter = make_linter("2.12", root=tmp_path)
     before = {d.code for d in linter.run([tmp_path / "lib.py"]).diagnostics if d.fix_safety == "unsafe"}
     assert {"DET103", "DET301"} <= before  # the findings are reported, with unsafe fixes

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from detlint.settings.config import Settings, Target
+from detlint.lint.confidence import LEVELS, lower, of_trace, of_training
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, top_scope
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
 from detlint.knowledge.versions import Version
@@ -218,6 +219,9 @@ class Evaluator:
                                  fix=(self.effective_fix(rule, matcher, pretty(hit.api)) or {}).get("title", ""),
                                  note=self.fix_note(rule), seed=self.settings.seed)
                 out.append(self._diagnostic(rule, message, display, hit, matcher))
+                condition = WHEN_RE.search(hit.detail)
+                if condition:  # shuffle=(mode == "train"): a problem in the runs where it holds
+                    lower(out[-1], "likely", f"only {condition.group(1)}")
             elif kind == "op":
                 op = self.kb.ops[key]
                 status = op.status_at(self.version(op))
@@ -308,6 +312,7 @@ class Evaluator:
 
         trains = any(in_group(th, "training") and self._confirmed(th, reachable, in_group) for th in reachable)
         entry_facts = facts_of(program.entry)
+        training_reached = [th for th in reachable if in_group(th, "training") and self._confirmed(th, reachable, in_group)]
         training_calls = [th for th in program.all_hits
                           if in_group(th, "training") and self._confirmed(th, program.all_hits, in_group)]
 
@@ -367,7 +372,23 @@ class Evaluator:
                     if opted is not None:  # a seed that only a command-line option turns on
                         out[-1].message += (f" (the call at {where(opted.path, opted.hit.line)} runs only when a"
                                             " command-line option asks for it, not in a run with the defaults)")
+                        lower(out[-1], "likely", "assumes a run with the default command-line options")
+                    self._rate(out[-1], program, first, uses, training_reached if rule.training else None)
         return out
+
+    @staticmethod
+    def _rate(diag: Diagnostic, program: Program, first: TraceHit, uses: list[TraceHit],
+              training: Optional[list[TraceHit]]) -> None:
+        """How sure a program finding is: its surest use's path from the entry, the surest
+        training call's (for rules about training runs), and a condition on a run-time value."""
+        levels = [of_trace(program, th) for th in uses or [first]]
+        level, why = min(levels, key=lambda lv: LEVELS.index(lv[0]))
+        lower(diag, level, why)
+        if training is not None:
+            lower(diag, *of_training(program, training))
+        condition = WHEN_RE.search(first.hit.detail)
+        if condition:
+            lower(diag, "likely", f"only {condition.group(1)}")
 
     def _check_program(self, rule: Rule, check: dict[str, Any], program: Program, reachable: list[TraceHit],
                        in_group: Any, trains: bool, keras: int, display: str, where: Any,

@@ -14,6 +14,7 @@ from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
 from detlint.lint.program_context import ProgramContext
 from detlint.settings.config import Settings, Target, not_training
+from detlint.lint.confidence import FileReach, at_least
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile, top_scope
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -613,6 +614,13 @@ class Linter:
             if (diag.code, diag.line, diag.col) not in seen:
                 seen.add((diag.code, diag.line, diag.col))
                 out.append(diag)
+        if training and out:  # how surely a training program runs each finding's line
+            index = self.import_index
+            reach = FileReach(here, [p for p in runners if p is not None], facts.unreferenced,
+                              lambda name: any(t.rsplit(".", 1)[-1] == name for t in self.config_targets())
+                              or bool(set(index.naming_word(name)) - {here}),
+                              imported=program is not None or bool(index.importers(here, 1)))
+            reach.apply(out, facts.hits)
         return out
 
     @property
@@ -693,6 +701,8 @@ class Linter:
             return str(path)
 
     def _filter(self, diags: list[Diagnostic], facts: FileFacts, path: Path) -> list[Diagnostic]:
+        # below the configured confidence: not shown, by the CLI and flake8 alike
+        diags = [d for d in diags if at_least(d.confidence, self.settings.min_confidence)]
         if not self.standalone:
             return sorted(diags, key=Diagnostic.sort_key)
         rel = self._relative(path)

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Iterator, Optional
 
 from detlint._version import __version__
 from detlint.knowledge.frameworks import FRAMEWORKS
+from detlint.lint.confidence import marker
 
 
 class Plugin:
@@ -47,6 +48,8 @@ class Plugin:
             help="detlint: globs of files and folders that are not training (tests, benchmarks, ...)")
         add("--detlint-seed", parse_from_config=True, default=None, type=int,
             help="detlint: seed value shown in suggested fixes")
+        add("--detlint-min-confidence", parse_from_config=True, default=None,
+            help="detlint: show findings at least this sure: certain, likely (default) or possible")
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
@@ -58,6 +61,7 @@ class Plugin:
             "entry-points": getattr(options, "detlint_entry_points", None) or None,
             "seed": getattr(options, "detlint_seed", None),
             "not-training": getattr(options, "detlint_not_training", None),
+            "min-confidence": getattr(options, "detlint_min_confidence", None),
         }
         cls._linters.clear()
 
@@ -89,4 +93,4 @@ class Plugin:
         linter.set_source(path, "".join(self.lines))
         display: Optional[str] = self.filename
         for diag in linter.lint_file(path, display):
-            yield diag.line, diag.col, f"{diag.code} {diag.message}", type(self)
+            yield diag.line, diag.col, f"{diag.code} {diag.message}{marker(diag)}", type(self)

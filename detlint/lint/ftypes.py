@@ -211,6 +211,9 @@ class Diagnostic:
     rewrite_sites: list[tuple[str, tuple[int, int, int, int], str]] = field(default_factory=list)
     # the matched node a fix acts on, where the finding points elsewhere (a method name, a keyword)
     target: Optional[tuple[int, int, int, int]] = None
+    # how sure detlint is (lint/confidence.py): certain, likely or possible, and why not certain
+    confidence: str = "certain"
+    unsure: str = ""
 
     @property
     def target_span(self) -> tuple[int, int, int, int]:

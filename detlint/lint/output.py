@@ -14,6 +14,7 @@ from detlint.settings.config import DEFAULT_SEVERITY
 from detlint.knowledge.docs import rule_markdown, rule_url
 from detlint.lint.escapes import github_data, github_property, shown
 from detlint.lint.files.display import printable_name, uri_path
+from detlint.lint.confidence import RANK, marker
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBase
 
@@ -71,7 +72,7 @@ def severity_of(code: str, levels: Optional[dict[str, str]] = None) -> str:
 def concise_line(diag: Diagnostic, colour: bool = False, unsafe: bool = False) -> str:
     mark = " [*]" if fixable(diag, unsafe) else ""
     return (f"{_style(location(diag), '1', colour)}: {_style(diag.code, '1;31', colour)}{mark} "
-            f"{_text(diag.message)}")
+            f"{_text(diag.message + marker(diag))}")
 
 
 def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True, unsafe_enabled: bool = False) -> None:
@@ -142,6 +143,7 @@ def json_records(diags: list[Diagnostic], kb: Optional[KnowledgeBase] = None,
             "fix": fix, "noqa_row": diag.line, "cell": diag.cell,
             "url": rule_url(kb.rules[diag.code], docs_url) if kb and diag.code in kb.rules else None,
             "severity": severity_of(diag.code, severity),
+            "confidence": diag.confidence, "unsure": diag.unsure or None,
         })
     return records
 
@@ -195,8 +197,9 @@ def sarif_document(diags: list[Diagnostic], kb: KnowledgeBase, root: Path,
         }
         if diag.code in index:
             result["ruleIndex"] = index[diag.code]
-        if diag.cell is not None:
-            result["properties"] = {"cell": diag.cell}
+        result["rank"] = RANK[diag.confidence]
+        result["properties"] = {"confidence": diag.confidence, **({"unsure": diag.unsure} if diag.unsure else {}),
+                                **({"cell": diag.cell} if diag.cell is not None else {})}
         if diag.edits:
             result["fixes"] = [{"description": {"text": diag.fix_title or ""}, "artifactChanges": [{
                 "artifactLocation": {"uri": uri},
@@ -225,7 +228,7 @@ def write_github(diags: list[Diagnostic], out: TextIO, severity: Optional[dict[s
         out.write(f"::{command} title=detlint ({diag.code}),file={github_property(printable_name(diag.path))},"
                   f"line={diag.line},col={diag.col + 1},"
                   f"endLine={diag.end_line},endColumn={diag.end_col + 1}::"
-                  f"{github_data(f'{location(diag)}: {diag.code} {_text(diag.message)}')}\n")
+                  f"{github_data(f'{location(diag)}: {diag.code} {_text(diag.message + marker(diag))}')}\n")
 
 
 def write_statistics(diags: list[Diagnostic], out: TextIO, fmt: str = "concise", unsafe: bool = False) -> None:

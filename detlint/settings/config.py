@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from detlint.knowledge.kb import Era
 
 OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
+CONFIDENCE_LEVELS = ("certain", "likely", "possible")  # as lint/confidence.py orders them
 DEFAULT_SEED = 42
 KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")
 SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
@@ -171,6 +172,8 @@ class Settings:
     # per-file limits (0 turns one off): a larger file, or one whose parse runs longer, gets DET001
     max_file_size: int = 1024  # KiB of source (of code, for a notebook)
     file_timeout: float = 60.0  # seconds
+    # the least sure findings shown: certain, likely or possible (lint/confidence.py)
+    min_confidence: str = "likely"
 
     def setting(self, key: str) -> Any:
         """A setting's value by its [tool.detlint] name (``keras-backend``)."""
@@ -232,6 +235,7 @@ class Settings:
             "respect-gitignore": self.respect_gitignore, "output-format": self.output_format,
             "cache-dir": self.cache_dir, "severity": self.severity, "docs-url": self.docs_url,
             "max-file-size": self.max_file_size, "file-timeout": self.file_timeout,
+            "min-confidence": self.min_confidence,
         }
 
 
@@ -246,6 +250,7 @@ _KEYS: dict[str, tuple[type, str]] = {
     "output-format": (str, "output_format"), "cache-dir": (str, "cache_dir"),
     "severity": (dict, "severity"), "docs-url": (str, "docs_url"),
     "max-file-size": (int, "max_file_size"), "file-timeout": (float, "file_timeout"),
+    "min-confidence": (str, "min_confidence"),
 }
 _CODE_KEYS = ("select", "extend-select", "ignore", "extend-ignore")
 
@@ -419,6 +424,8 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
             settings.keras_source = f"{where} keras-version"
         if key == "keras-backend" and value not in KERAS_BACKENDS:
             raise ConfigError(f"{where}: keras-backend must be one of {', '.join(KERAS_BACKENDS)}, got {value!r}")
+        if key == "min-confidence" and value not in CONFIDENCE_LEVELS:
+            raise ConfigError(f"{where}: min-confidence must be one of {', '.join(CONFIDENCE_LEVELS)}, got {value!r}")
         if key == "output-format" and value not in OUTPUT_FORMATS:
             raise ConfigError(f"{where}: output-format must be one of {', '.join(OUTPUT_FORMATS)}")
         if key in _CODE_KEYS and known_codes is not None:

@@ -1,0 +1,107 @@
+"""How sure a finding is: every link from the program to the evidence resolved (``certain``), one
+assumption made (``likely``: a candidate of a lookup by name, a run with the default options, a
+condition on a run-time value), or a link detlint could not resolve (``possible``: code no
+training program was seen to reach)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from detlint.lint.ftypes import Diagnostic, Hit, top_scope
+from detlint.lint.programs.program import Program, TraceHit
+
+LEVELS = ("certain", "likely", "possible")
+DEFAULT_MIN = "likely"
+# SARIF's rank (0-100): how likely a result is a real problem
+RANK = {"certain": 90.0, "likely": 60.0, "possible": 30.0}
+
+
+def unfollowed(th: TraceHit) -> str:
+    top = top_scope(th.hit.scope)
+    return (f"assumes {top} runs: the program names it, but detlint did not see the call" if top
+            else "the program reaches this line through a call detlint cannot follow")
+
+
+def at_least(level: str, minimum: str) -> bool:
+    return LEVELS.index(level) <= LEVELS.index(minimum)
+
+
+def lower(diag: Diagnostic, level: str, why: str) -> None:
+    """Lower ``diag`` to ``level`` (never raise it), keeping the first reason at that level."""
+    if LEVELS.index(level) > LEVELS.index(diag.confidence):
+        diag.confidence, diag.unsure = level, why
+
+
+def chosen(program: Program, th: TraceHit) -> Optional[str]:
+    """What a lookup by name chose on the way to ``th`` (``one of 12 callables of vits``), if any."""
+    return next((program.choices[step] for step in th.via if step in program.choices), None)
+
+
+def of_trace(program: Program, th: TraceHit) -> tuple[str, str]:
+    """The confidence the path from the program's entry to ``th`` allows."""
+    if not th.ordered:
+        return "likely", unfollowed(th)
+    choice = chosen(program, th)
+    if choice:
+        return "likely", f"assumes the program runs it: {choice}"
+    return "certain", ""
+
+
+def of_training(program: Program, training: Iterable[TraceHit]) -> tuple[str, str]:
+    """The confidence that the program trains at all: the surest of its training calls."""
+    best = ("possible", "the program's training was not seen")
+    for th in training:
+        level = of_trace(program, th)
+        if LEVELS.index(level[0]) < LEVELS.index(best[0]):
+            best = level
+    return best
+
+
+class FileReach:
+    """For one file's own findings: how surely the programs that train reach each of its hits.
+    A hit no such program's trace reached is ``likely`` where something names its function (the
+    file's own code, another file, a decorator that registers it), ``possible`` where nothing in
+    the project names that function in a file its programs use. A module nothing imports is the
+    project's API: what its users run is assumed (``likely``)."""
+
+    def __init__(self, path: Path, runners: list[Program], unreferenced: Iterable[str],
+                 named_elsewhere: Callable[[str], bool], imported: bool) -> None:
+        self.levels: dict[tuple[int, int], tuple[str, str]] = {}
+        self.runners, self.unreferenced = bool(runners), set(unreferenced)
+        self.named_elsewhere, self.imported = named_elsewhere, imported
+        for program in runners:
+            for th in program.trace:  # the rest: unreached() says how sure
+                if th.path != path:
+                    continue
+                level = of_trace(program, th)
+                for key in {th.hit.span[:2], (th.hit.line, th.hit.col)}:
+                    old = self.levels.get(key)
+                    if old is None or LEVELS.index(level[0]) < LEVELS.index(old[0]):
+                        self.levels[key] = level
+
+    def unreached(self, hit: Hit) -> tuple[str, str]:
+        top = top_scope(hit.scope)
+        # in a file the project's programs use (not a library's API, which its users call)
+        if top and self.imported and top in self.unreferenced and not self.named_elsewhere(top):
+            return "possible", f"nothing in the project calls {top}"
+        if self.runners:
+            return "likely", (f"assumes {top} runs in training: detlint did not see the call" if top
+                              else "assumes this line runs in training")
+        return "likely", "assumes the module's users train with it"
+
+    def apply(self, diags: list[Diagnostic], hits: list[Hit]) -> None:
+        by_position: dict[tuple[int, int], Hit] = {}
+        for h in hits:
+            by_position.setdefault(h.span[:2], h)
+            by_position.setdefault((h.line, h.col), h)
+        for diag in diags:
+            hit = by_position.get((diag.line, diag.col))
+            if hit is None:
+                continue  # not one of this file's hits (a program finding placed elsewhere)
+            level, why = self.levels.get((diag.line, diag.col)) or self.unreached(hit)
+            lower(diag, level, why)
+
+
+def marker(diag: Diagnostic) -> str:
+    """What a one-line report appends to a finding that is not certain: `` [likely: why]``."""
+    return "" if diag.confidence == "certain" else f" [{diag.confidence}: {diag.unsure}]"

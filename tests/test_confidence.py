@@ -1,0 +1,135 @@
+"""How sure each finding is (certain, likely, possible): in JSON, SARIF and the one-line formats,
+the default (--min-confidence likely) hiding what no program was seen to run, flake8 agreeing."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import detlint_here
+
+TRAIN = """\
+import torch
+import models
+from layers import blocks
+
+net = getattr(models, NAME)()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in batches:
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(blocks.head(net(x)), y).backward()
+    opt.step()
+"""
+MODELS = """\
+import torch
+
+
+def small():
+    return torch.nn.Conv2d(3, 8, 3)
+
+
+def large():
+    return torch.nn.Conv2d(3, 64, 3)
+"""
+# head() is what the program runs; upsample() nothing in the project names
+BLOCKS = """\
+import torch
+
+
+def head(x):
+    return x.mean((2, 3))
+
+
+def upsample(x):
+    return torch.nn.functional.interpolate(x, scale_factor=2, mode="bilinear")
+"""
+DIRECT = """\
+import torch
+
+net = torch.nn.Conv2d(3, 8, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in batches:
+    opt.zero_grad()
+    net(x).sum().backward()
+    opt.step()
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.detlint]\ntorch-version = \"2.0\"\n")
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "direct.py").write_text(DIRECT)
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "layers" / "__init__.py").write_text("")
+    (tmp_path / "layers" / "blocks.py").write_text(BLOCKS)
+    return tmp_path
+
+
+def findings(project: Path, *args: str) -> list[dict]:
+    run = detlint_here(("--output-format", "json", "--no-cache", *args, "."), project, None, None)
+    assert run.returncode in (0, 1), run.stderr
+    return json.loads(run.stdout)
+
+
+def by_place(records: list[dict]) -> dict[tuple[str, int, str], dict]:
+    return {(Path(r["filename"]).name, r["location"]["row"], r["code"]): r for r in records}
+
+
+def test_each_level_with_its_reason(project: Path) -> None:
+    every = by_place(findings(project, "--min-confidence", "possible"))
+    # every link resolved: the program builds the convolution itself
+    assert every[("direct.py", 3, "DET601")]["confidence"] == "certain"
+    assert every[("direct.py", 3, "DET601")]["unsure"] is None
+    # the model is one of two functions looked up by name: the finding assumes one of them runs
+    chosen = every[("train.py", 5, "DET602")]
+    assert chosen["confidence"] == "likely" and "one of 2 callables of models" in chosen["unsure"]
+    # nothing in the project calls upsample(): its backward may never run
+    helper = every[("blocks.py", 9, "DET603")]
+    assert helper["confidence"] == "possible" and helper["unsure"] == "nothing in the project calls upsample"
+
+
+def test_default_hides_what_only_may_run(project: Path) -> None:
+    shown = by_place(findings(project))
+    assert ("blocks.py", 9, "DET603") not in shown
+    assert {("direct.py", 3, "DET601"), ("train.py", 5, "DET602")} <= set(shown)
+    certain_only = by_place(findings(project, "--min-confidence", "certain"))
+    assert ("direct.py", 3, "DET601") in certain_only and ("train.py", 5, "DET602") not in certain_only
+
+
+def test_configured_minimum(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.detlint]\ntorch-version = \"2.0\"\nmin-confidence = \"possible\"\n")
+    assert ("blocks.py", 9, "DET603") in by_place(findings(project))
+    (project / "pyproject.toml").write_text("[tool.detlint]\nmin-confidence = \"sure\"\n")
+    bad = detlint_here((".",), project, None, None)
+    assert bad.returncode == 2 and "min-confidence must be one of certain, likely, possible" in bad.stderr
+
+
+def test_concise_marks_and_sarif_ranks(project: Path) -> None:
+    concise = detlint_here(("--no-cache", "train.py"), project, None, None).stdout
+    line = next(text for text in concise.splitlines() if "DET602" in text)
+    assert line.endswith("[likely: assumes the program runs it: one of 2 callables of models]")
+    sarif = json.loads(detlint_here(("--no-cache", "--output-format", "sarif", "--min-confidence", "possible", "."),
+                                    project, None, None).stdout)
+    results = sarif["runs"][0]["results"]
+    ranks = {(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], r["ruleId"]):
+             (r["rank"], r["properties"]["confidence"]) for r in results}
+    assert ranks[("direct.py", "DET601")] == (90.0, "certain")
+    assert ranks[("train.py", "DET602")] == (60.0, "likely")
+    assert ranks[("layers/blocks.py", "DET603")] == (30.0, "possible")
+
+
+def test_flake8_agrees(project: Path) -> None:
+    def flake8(*extra: str) -> set[tuple[str, int, str]]:
+        run = subprocess.run([sys.executable, "-m", "flake8", "--select", "DET", "--detlint-torch-version", "2.0",
+                              *extra, "."], cwd=project, capture_output=True, text=True)
+        return {(Path(p).name, int(line), rest.split()[0]) for p, line, _, rest in
+                (text.split(":", 3) for text in run.stdout.splitlines())}
+
+    cli = set(by_place(findings(project)))
+    assert flake8() == cli
+    assert ("blocks.py", 9, "DET603") in flake8("--detlint-min-confidence", "possible")

@@ -1203,6 +1203,12 @@ class Collector(CallValues, cst.CSTVisitor):
                     if ref != module:
                         self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference,
                                                          untaped))
+                # train_one_epoch(model, loss_scaler): an object of a project class handed to a
+                # project function is called there (its __call__ runs: a loss scaler's backward)
+                made = self.made_by.get(arg.value.value) if isinstance(arg.value, cst.Name) else None
+                if made and made.rsplit(".", 1)[-1][:1].isupper():
+                    self.facts.calls.append(CallSite(f"{made}.__call__", line, col, self.current_scope,
+                                                     no_grad, inference, untaped))
             for ref in self.function_names.get((self.current_scope, name), ()):  # creator(...): what it holds
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
         if self._in_group(CONFIG_BUILDERS, qual, node) and node.args \

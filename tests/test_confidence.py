@@ -133,3 +133,13 @@ def test_flake8_agrees(project: Path) -> None:
     cli = set(by_place(findings(project)))
     assert flake8() == cli
     assert ("blocks.py", 9, "DET603") in flake8("--detlint-min-confidence", "possible")
+
+
+def test_a_seed_the_program_never_runs_leaves_the_finding_likely() -> None:
+    from conftest import FIXTURES, lint_paths
+
+    base = FIXTURES / "programs" / "seed_defined_not_run"
+    diags = lint_paths(sorted(base.glob("*.py")), "2.21", **{"torch-version": "2.4"})
+    (det601,) = [d for d in diags if d.code == "DET601"]
+    assert det601.path.endswith("train.py") and det601.confidence == "likely"
+    assert det601.unsure.startswith("assumes torch.manual_seed at ") and "common.py:5" in det601.unsure

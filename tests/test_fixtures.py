@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from detlint.knowledge.kb import load
-from conftest import FIXTURES, ROOT, expectations, fixture_overrides, fixture_units, fixture_version, lint_paths
+from conftest import EXPECT_POSSIBLE_RE, FIXTURES, ROOT, expectations, fixture_overrides, fixture_units, fixture_version, lint_paths
 
 UNITS = fixture_units()
 OPT_IN = {rule.code for rule in load().rules.values() if not rule.default_enabled}
@@ -19,9 +19,17 @@ def test_fixture_expectations(unit: tuple[str, Path, list[Path]]) -> None:
     expected = expectations(files, FIXTURES)
     # an opt-in rule is checked in the fixtures that expect it (they hold its negatives too)
     opt_in = sorted({code for _, _, code in expected} & OPT_IN)
-    diags = lint_paths(files, version, **fixture_overrides(files), **({"extend-select": opt_in} if opt_in else {}))
-    found = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.code) for d in diags)
-    assert found == expected, "\n".join(f"{d.path}:{d.line}:{d.col + 1}: {d.code} {d.message}" for d in diags)
+    possible = expectations(files, FIXTURES, EXPECT_POSSIBLE_RE)
+    diags = lint_paths(files, version, **fixture_overrides(files), **({"extend-select": opt_in} if opt_in else {}),
+                       **{"min-confidence": "possible"})
+    # what the default (--min-confidence likely) shows, and what only "possible" adds
+    shown = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.code)
+                   for d in diags if d.confidence != "possible")
+    only_possible = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.code)
+                           for d in diags if d.confidence == "possible")
+    text = "\n".join(f"{d.path}:{d.line}:{d.col + 1}: {d.code} [{d.confidence}] {d.message}" for d in diags)
+    assert shown == expected, text
+    assert only_possible == possible, text
 
 
 def test_fixtures_cover_every_issue2_rule() -> None:

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 TORCH_VERSION = Version.parse(torch.__version__)
 KB = kb_module.load()
 NOT_INSTALLED_HERE = ("torchvision", "torchaudio", "lightning", "pytorch_lightning", "transformers", "accelerate", "kornia",
-                      "timm", "fastai", "keras")
+                      "timm", "fastai", "keras", "peft", "trl")
 # a training script with every kind of draw DET601 and DET602 are about: layer initialisation,
 # dropout, a shuffling loader, a convolution's backward
 TRAINING = '''\

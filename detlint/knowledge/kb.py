@@ -34,7 +34,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "outside-methods", "runs-methods"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
-                "each-site"}
+                "each-site", "yields-to"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
                "edit-value", "wrap-call")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
@@ -681,6 +681,11 @@ def _check_references(kb: KnowledgeBase) -> None:
                 if group and group != "ops" and group not in kb.groups:
                     raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].{key}: "
                                              f"unknown group {group!r}")
+            yields = check.get("yields-to")
+            if yields is not None and not (isinstance(yields, dict) and yields.get("rule") in kb.rules
+                                           and yields.get("uses") in kb.groups):
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].yields-to: needs a known "
+                                         f"rule and a known group ({{rule: DET606, uses: group}}), got {yields!r}")
         for group in rule.unless_present:
             if group not in kb.groups:
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unless-present: unknown group {group!r}")

@@ -42,6 +42,7 @@ class Evaluator:
         # see in_input_pipeline: per file (kept alive here, so its id stays its own), the spans and
         # scopes of the functions its tf.data stages run
         self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
+        self._unseen_provider: Optional[TraceHit] = None  # set by _check_program for its findings
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
@@ -374,6 +375,11 @@ class Evaluator:
                                             " command-line option asks for it, not in a run with the defaults)")
                         lower(out[-1], "likely", "assumes a run with the default command-line options")
                     self._rate(out[-1], program, first, uses, training_reached if rule.training else None)
+                    unseen = self._unseen_provider
+                    if unseen is not None:  # a provider the trace never reached may still run first
+                        lower(out[-1], "likely", f"assumes {pretty(unseen.hit.api)} at "
+                              f"{where(unseen.path, unseen.hit.line)}, which the program was not seen to run, "
+                              "does not run first")
         return out
 
     @staticmethod
@@ -400,12 +406,21 @@ class Evaluator:
         if present and not witness and f"group:{present}" not in self.assumed({th.hit.owner for th in program.all_hits}):
             return []
         uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras, program)]
+        yields = check.get("yields-to")
+        if yields and self.rule_on(self.kb.rules[yields["rule"]]):  # what another rule reports on its own
+            theirs = {(th.path, th.hit.line, th.hit.col) for th in reachable if in_group(th, yields["uses"])}
+            uses = [th for th in uses if (th.path, th.hit.line, th.hit.col) not in theirs]
         if not uses:
             return []
         required = check.get("requires")
         providers = [th for th in program.all_hits if required and in_group(th, required)
                      and not th.hit.off_by_default and not self._undone(required, th, program)
                      and self._confirmed(th, program.all_hits, in_group)]
+        # a seed counts where it runs: one in another module's function the trace never reached
+        # (a train() the program imports but does not call) is not the program's seed
+        unseen = [th for th in providers if not th.ordered and th.path != program.entry]
+        providers = [th for th in providers if th.ordered or th.path == program.entry]
+        self._unseen_provider = unseen[0] if unseen and not providers else None
         late_after: Optional[TraceHit] = None
         if providers:
             if not check.get("order") or any(not p.ordered for p in providers):

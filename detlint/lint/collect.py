@@ -112,6 +112,8 @@ class Collector(CallValues, cst.CSTVisitor):
         self.suites: list[ordering.Suite] = []
         self.def_bodies: set[int] = set()
         self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
+        # (class, attribute) -> the project class an instance of which a method stored there
+        self.attribute_made: dict[tuple[str, str], str] = {}
         self.constants: dict[str, Any] = {}
         self.scope: list[str] = []
         self.classes: list[str] = []
@@ -387,6 +389,22 @@ class Collector(CallValues, cst.CSTVisitor):
             if self.top_function is not None and not self.tapes and not self.lambdas and \
                     self.depth == self.top_depth and not api.rsplit(".", 1)[-1][:1].isupper():
                 self.untaped.setdefault(self.scope[0], []).append((line, col))  # not a layer it makes
+
+    def object_calls(self, name: Optional[str]) -> list[str]:
+        """What a call runs when it calls an object of a project class or one of its methods:
+        ``model(x)`` with ``model = Detector()`` (its ``__call__``, or the ``forward``/``call`` the
+        framework's ``__call__`` runs), ``self.head.loss(x)`` with ``self.head = Head()`` set in
+        another method of the class."""
+        parts = name.split(".") if name else []
+        made = None
+        if len(parts) == 1 and parts[0] in self.made_by:
+            made = self.made_by[parts[0]]
+        elif len(parts) in (2, 3) and parts[0] == "self" and self.current_scope and "." in self.current_scope:
+            made = self.attribute_made.get((self.current_scope.split(".")[0], parts[1]))
+            parts = parts[1:]
+        if not made or not made.rsplit(".", 1)[-1][:1].isupper():
+            return []
+        return [f"{made}.{parts[1]}"] if len(parts) == 2 else [f"{made}.{m}" for m in ("__call__", "forward", "call")]
 
     def passed_function(self, fn: Optional[cst.BaseExpression]
                      ) -> tuple[Optional[str], Optional[tuple[int, int, int, int]]]:
@@ -865,6 +883,14 @@ class Collector(CallValues, cst.CSTVisitor):
             return
         if isinstance(target, cst.Attribute):
             owner = dotted(target.value)
+            if owner == "self" and isinstance(value, cst.Call) and self.current_scope and "." in self.current_scope:
+                # self.head = Head(): what self.head.loss(...) runs in the class's other methods
+                callee = dotted(value.func)
+                key = (self.current_scope.split(".")[0], target.attr.value)
+                if callee and callee.rsplit(".", 1)[-1][:1].isupper() and not self.external(self.qualify(callee), callee):
+                    self.attribute_made[key] = self.qualify(callee) or callee
+                else:
+                    self.attribute_made.pop(key, None)
             owner_type = self.instances.get(owner) if owner else None
             qual = f"{owner_type}.{target.attr.value}" if owner_type else self.qualify(dotted(target))
             if qual:
@@ -1169,6 +1195,8 @@ class Collector(CallValues, cst.CSTVisitor):
         self.frozen_models.note_call(node, no_grad or self.no_grad > 0)
         # outside any tape block, lambda or nested def: it runs when its function does
         untaped = not self.tapes and not self.lambdas and (self.top_function is None or self.depth == self.top_depth)
+        for target in self.object_calls(name):
+            self.facts.calls.append(CallSite(target, line, col, self.current_scope, no_grad, inference, untaped))
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):

@@ -59,16 +59,20 @@ def of_training(program: Program, training: Iterable[TraceHit]) -> tuple[str, st
 
 class FileReach:
     """For one file's own findings: how surely the programs that train reach each of its hits.
-    A hit no such program's trace reached is ``likely`` where something names its function (the
-    file's own code, another file, a decorator that registers it), ``possible`` where nothing in
-    the project names that function in a file its programs use. A module nothing imports is the
-    project's API: what its users run is assumed (``likely``)."""
+    A hit in a function no such program's trace reached is an unresolved link (``possible``),
+    unless the file is the program's own and names the function (``likely``: handed, say, to a
+    library call) or no file imports the module (its users' calls are assumed: ``likely``);
+    module-level code runs when the module is imported (``likely``)."""
 
     def __init__(self, path: Path, runners: list[Program], unreferenced: Iterable[str],
-                 named_elsewhere: Callable[[str], bool], imported: bool) -> None:
+                 named_elsewhere: Callable[[str], bool], imported: bool, entry: bool = False,
+                 defined_at: Optional[dict[str, int]] = None, configured: Iterable[str] = (),
+                 named_in_programs: Callable[[str], str] = lambda name: "") -> None:
         self.levels: dict[tuple[int, int], tuple[str, str]] = {}
         self.runners, self.unreferenced = bool(runners), set(unreferenced)
-        self.named_elsewhere, self.imported = named_elsewhere, imported
+        self.named_elsewhere, self.imported, self.entry = named_elsewhere, imported, entry
+        self.defined_at, self.configured = defined_at or {}, set(configured)
+        self.named_in_programs = named_in_programs  # a file of a training program naming it, or ""
         for program in runners:
             for th in program.trace:  # the rest: unreached() says how sure
                 if th.path != path:
@@ -81,13 +85,23 @@ class FileReach:
 
     def unreached(self, hit: Hit) -> tuple[str, str]:
         top = top_scope(hit.scope)
+        # module-level code runs when the module is imported, and so do a def's decorators and defaults
+        if not top or hit.line <= self.defined_at.get(hit.scope or "", 0):
+            return "likely", "assumes the module's users train with it"
+        if top in self.configured:
+            return "likely", f"assumes {top}, one of the classes the project's configs name, runs"
+        if self.entry and top not in self.unreferenced:
+            return "likely", f"assumes {top} runs: the program names it, but detlint did not see the call"
         # in a file the project's programs use (not a library's API, which its users call)
-        if top and self.imported and top in self.unreferenced and not self.named_elsewhere(top):
+        if self.imported and top in self.unreferenced and not self.named_elsewhere(top):
             return "possible", f"nothing in the project calls {top}"
-        if self.runners:
-            return "likely", (f"assumes {top} runs in training: detlint did not see the call" if top
-                              else "assumes this line runs in training")
-        return "likely", "assumes the module's users train with it"
+        if not self.runners and not self.imported:  # a module nothing imports: the project's API
+            return "likely", "assumes the module's users train with it"
+        named_by = self.named_in_programs(top)
+        if named_by:  # handed on, say, to a library call (compile(loss=...)) the trace does not follow
+            return "likely", f"assumes {top} runs: {named_by} names it, but detlint did not see the call"
+        # an unresolved link: no training program was seen to call it
+        return "possible", f"no training program was seen to call {top}"
 
     def apply(self, diags: list[Diagnostic], hits: list[Hit]) -> None:
         by_position: dict[tuple[int, int], Hit] = {}

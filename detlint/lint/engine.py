@@ -616,10 +616,17 @@ class Linter:
                 out.append(diag)
         if training and out:  # how surely a training program runs each finding's line
             index = self.import_index
+            configured = {t.rsplit(".", 1)[-1] for t in self.config_targets()}
+            program_files = {m for p in runners if p is not None for m in p.modules} - {here}
+
+            def named_in_programs(name: str) -> str:
+                found = [f for f in index.naming_word(name) if f in program_files]
+                return self._relative(found[0]) if found else ""
             reach = FileReach(here, [p for p in runners if p is not None], facts.unreferenced,
-                              lambda name: any(t.rsplit(".", 1)[-1] == name for t in self.config_targets())
-                              or bool(set(index.naming_word(name)) - {here}),
-                              imported=program is not None or bool(index.importers(here, 1)))
+                              lambda name: name in configured or bool(set(index.naming_word(name)) - {here}),
+                              imported=program is not None or bool(index.importers(here, 1)), entry=own,
+                              defined_at=facts.functions, configured=configured,
+                              named_in_programs=named_in_programs)
             reach.apply(out, facts.hits)
         return out
 

@@ -71,7 +71,8 @@ def factory_name(name: str) -> bool:
     return name[:1].isupper() and not name.isupper()
 
 
-# names for test or validation data (``test_dataset``, ``x_val``, ``ds_eval``): what is bound to
-# them only evaluates, so its order and draws never reach the weights
-EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluation|dev|holdout)(?:_|\d|$)",
+# names for test or validation data (``test_dataset``, ``x_val``, ``ds_eval``, ``testloader``): what
+# is bound to them only evaluates, so its order and draws never reach the weights
+EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluation|dev|holdout)(?:_|\d|$)"
+                             r"|^(?:test|val|valid|eval)(?:loader|set|data|dataset|ds|iter|batches|gen|generator)s?$",
                              re.IGNORECASE)

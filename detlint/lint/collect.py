@@ -31,7 +31,7 @@ from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
-from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD
+from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, SPELLED
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -112,6 +112,7 @@ class Collector(CallValues, cst.CSTVisitor):
         self.suites: list[ordering.Suite] = []
         self.def_bodies: set[int] = set()
         self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
+        self.library_bases: dict[str, str] = {}  # top-level class of this file -> its library base
         # (class, attribute) -> the project class an instance of which a method stored there
         self.attribute_made: dict[tuple[str, str], str] = {}
         self.constants: dict[str, Any] = {}
@@ -220,6 +221,8 @@ class Collector(CallValues, cst.CSTVisitor):
             if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
                 return self.type_of(inner.value)
             name = dotted(inner)
+            if name in self.library_bases:  # the knowledge base describes its library base
+                return names.candidates(self.library_bases[name])[0]
             if name in self.local_classes:
                 return LOCAL_FRAMEWORK if self.local_classes[name] else LOCAL_OTHER
             qual = self.qualify(name)
@@ -763,6 +766,12 @@ class Collector(CallValues, cst.CSTVisitor):
         self.local_classes[node.name.value] = any(b and (self.is_framework_name(b) or b in self.framework_classes)
                                                   for b in bases) or any(self.local_classes.get(w or "") for w in written)
         self.bases.append([w for w in written if w])
+        # class ModifiedTrainer(Trainer): its objects are the library class's, with what the
+        # knowledge base says that class does (it seeds when made, it trains)
+        library = [b for w, b in zip(written, bases) if w and b and self.external(b, w)
+                   and any(c in self.kb.index["call"] for c in names.candidates(b))]
+        if library and self.depth == 0:
+            self.library_bases[node.name.value] = library[0]
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
@@ -1175,6 +1184,8 @@ class Collector(CallValues, cst.CSTVisitor):
             self.match_names("call", qual, node, call=node, written=name)
             self.note_input_stage(node, first)
             self.define_option(qual, node)
+        if name in self.library_bases:  # a subclass made: what making its library base does
+            self.match_names("call", self.library_bases[name], node, call=node, written=name)
         if isinstance(node.func, cst.Attribute):
             receiver = dotted(node.func.value)
             receiver_is_module = receiver is not None and receiver.split(".")[0] in self.aliases and \
@@ -1195,8 +1206,15 @@ class Collector(CallValues, cst.CSTVisitor):
         self.frozen_models.note_call(node, no_grad or self.no_grad > 0)
         # outside any tape block, lambda or nested def: it runs when its function does
         untaped = not self.tapes and not self.lambdas and (self.top_function is None or self.depth == self.top_depth)
-        for target in self.object_calls(name):
+        made = self.object_calls(name)
+        for target in made:
             self.facts.calls.append(CallSite(target, line, col, self.current_scope, no_grad, inference, untaped))
+        head, _, method = (name or "").partition(".")
+        if method and "." not in method and not made and head in self.result_of \
+                and head not in self.instances and head not in self.aliases and self.current_scope is not None:
+            # trainer = exp.get_trainer(args); trainer.train(): an object no one here can see into
+            self.facts.calls.append(CallSite(f"{SPELLED}{name}", line, col, self.current_scope, no_grad, inference,
+                                             untaped))
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):

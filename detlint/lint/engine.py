@@ -156,6 +156,7 @@ class Linter:
         self.builder.launch_hits = self.context.launch_hits
         self._config_targets: Optional[list[str]] = None
         self.builder.config_targets = self.config_targets
+        self.builder.files_naming = lambda name: self.import_index.naming_word(name)
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}

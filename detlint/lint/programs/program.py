@@ -19,6 +19,10 @@ FactsGetter = Callable[[Path], Optional[FileFacts]]
 OutlineGetter = Callable[[Path], Optional[Outline]]
 MAIN_GUARD = "__main__"  # the scope of code under `if __name__ == "__main__":`
 CONFIGURED = "<configured>.*"  # a call target: one of the classes the project's configuration files name
+# a call target's prefix: a method of an object made by a call no one can see into, which may be
+# the project class the variable's name spells (``trainer.train()`` -> ``Trainer.train``)
+SPELLED = "<spelled>"
+
 MAX_IMPORT_DEPTH = 3
 MAX_MODULES = 64
 MAX_OUTLINES = 1024
@@ -158,6 +162,8 @@ class ProgramBuilder:
         self.launch_hits: Optional[Callable[[Path], list[Hit]]] = None
         # the dotted names the project's configuration files give to instantiate (config_targets.py)
         self.config_targets: Callable[[], list[str]] = lambda: []
+        # the project files that may define a class of this name (by their text)
+        self.files_naming: Callable[[str], list[Path]] = lambda name: []
 
     def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
         """(line, file) of every project module ``path`` imports."""
@@ -201,6 +207,32 @@ class ProgramBuilder:
             if found is not None:
                 out.append((found[0], found[1], cls))
         return out
+
+    def spelled_class(self, call: str, caller: Path,
+                      facts_of: FactsGetter) -> Optional[tuple[tuple[Path, str], tuple[Path, str]]]:
+        """``trainer.train()`` on an object whose origin is not known (``trainer =
+        exp.get_trainer(args)``): the one project class the variable's name spells (``Trainer``,
+        ``data_module`` -> ``DataModule``) that has the method, and where the method is."""
+        receiver, _, method = call.rpartition(".")
+        if not receiver.isidentifier() or receiver in ("self", "cls") or receiver.startswith("_"):
+            return None
+        cls_name = "".join(part[:1].upper() + part[1:] for part in receiver.split("_") if part)
+        if not cls_name or cls_name == receiver:
+            return None
+        found = []
+        for other_path in self.files_naming(cls_name)[:MAX_CANDIDATES]:
+            other = facts_of(other_path)
+            if other is None or other.error or cls_name not in other.classes:
+                continue
+            where = self.method_of((other_path, cls_name), method, facts_of)
+            if where is not None:
+                found.append(((other_path, cls_name), where))
+        if len(found) > 1:  # in a repository of several projects: the one nearest the caller
+            def shared(candidate: tuple[tuple[Path, str], tuple[Path, str]]) -> int:
+                return len(os.path.commonpath([str(candidate[0][0]), str(caller)]))
+            nearest = max(map(shared, found))
+            found = [f for f in found if shared(f) == nearest]
+        return found[0] if len(found) == 1 else None
 
     def class_named(self, path: Path, facts: FileFacts, name: str, facts_of: FactsGetter,
                     hops: int = 0) -> Receiver:
@@ -323,6 +355,14 @@ class ProgramBuilder:
                     made = touch(made_path)
                     for ref in made.returns.get(made_scope or "", ()) if made is not None else ():
                         yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None, hops + 1)
+                return
+            if name.startswith(SPELLED):
+                spelled = self.spelled_class(name[len(SPELLED):], path, touch) if not local_only else None
+                if spelled is not None:
+                    (cls_path, cls_name), found = spelled
+                    program.choices[(path, site.line)] = (f"assumes {name[len(SPELLED):].rsplit('.', 1)[0]} is a "
+                                                          f"{cls_name} ({cls_path.name})")
+                    yield found[0], found[1], (cls_path, cls_name)
                 return
             if name == CONFIGURED and not local_only:  # instantiate(cfg.model): what the configs name
                 chosen = []

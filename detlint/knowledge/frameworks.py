@@ -30,6 +30,8 @@ class Framework:
     # the top-level modules whose import makes a file this framework's code: only such files are
     # evidence of its era (``SGD(params, lr=...)`` in a PyTorch file says nothing about Keras)
     imports: tuple[str, ...] = ()
+    # whose kernels its training runs (Lightning trains with PyTorch's)
+    kernels_of: str = ""
 
 
 FRAMEWORKS: dict[str, Framework] = {
@@ -59,7 +61,7 @@ FRAMEWORKS: dict[str, Framework] = {
         releases=(*(f"1.{minor}" for minor in range(0, 10)), *(f"2.{minor}" for minor in range(0, 7))),
         distributions=("lightning", "pytorch-lightning"),
         option="--lightning-version", setting="lightning-version", floor_is_era=False,
-        imports=("lightning", "pytorch_lightning")),
+        imports=("lightning", "pytorch_lightning"), kernels_of="torch"),
     # JAX's API is keyed by jax's minor release (0.4 spanned 2022-2024); jaxlib carries XLA and
     # is released in step with it. XLA reads XLA_FLAGS when the backend starts: a program may
     # import the libraries built on JAX (Flax, Optax, Keras on JAX) before it sets them

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, Optional
 from detlint.settings.config import Settings, Target
 from detlint.lint.confidence import LEVELS, lower, of_trace, of_training
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, top_scope
+from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
 from detlint.knowledge.versions import Version
 from detlint.lint.names import EVALUATION_NAME, EXTERNAL_MODULES, pretty
@@ -43,6 +44,7 @@ class Evaluator:
         # scopes of the functions its tf.data stages run
         self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         self._unseen_provider: Optional[TraceHit] = None  # set by _check_program for its findings
+        self._trained_kernels: Optional[set[str]] = None  # set by program_diagnostics (None: any)
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
@@ -314,6 +316,11 @@ class Evaluator:
         trains = any(in_group(th, "training") and self._confirmed(th, reachable, in_group) for th in reachable)
         entry_facts = facts_of(program.entry)
         training_reached = [th for th in reachable if in_group(th, "training") and self._confirmed(th, reachable, in_group)]
+        # whose kernels the program's training runs: a TF input pipeline feeding a PyTorch or JAX
+        # model is never differentiated (Keras may train on any backend: then every framework's)
+        kernels = {FRAMEWORKS[fw].kernels_of or fw if fw in FRAMEWORKS else fw
+                   for fw in (self.kb.matcher(th.hit.owner, th.hit.index).framework for th in training_reached)}
+        self._trained_kernels = None if not kernels or "tensorflow" in kernels else kernels
         training_calls = [th for th in program.all_hits
                           if in_group(th, "training") and self._confirmed(th, program.all_hits, in_group)]
 
@@ -471,9 +478,10 @@ class Evaluator:
             if op.fixed_by and any(in_group(other, op.fixed_by) and not other.hit.off_by_default
                                    for other in program.all_hits):
                 return False  # a switch of its own (cuDNN's flag for convolutions) covers it
+            differentiated = trains and (self._trained_kernels is None or op.framework in self._trained_kernels)
             return (status is not None and status.status in rule.ops_status and not status.requires
                     and self._applies(matcher, keras)
-                    and (op.phase == "forward" or (trains and not self.frozen(th, program))))
+                    and (op.phase == "forward" or (differentiated and not self.frozen(th, program))))
         if not in_group(th, uses):
             return False
         if th.hit.displayed and not check.get("late-only"):

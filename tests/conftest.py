@@ -318,3 +318,14 @@ def detlint_here(args: Iterable[str], cwd: Path, stdin: Optional[str] = None,
     raw = [s.buffer.getvalue() for s in (out, err)]  # type: ignore[attr-defined]
     text = raw if binary else [b.decode("utf-8") for b in raw]
     return subprocess.CompletedProcess(["detlint", *args], code, text[0], text[1])
+
+
+def skip_if_session_ignores(signum: int) -> None:
+    """A test that sends ``signum`` to a child skips where this session ignores it: a child
+    inherits an ignored signal (nohup ignores SIGHUP; a shell's background job, SIGINT), and
+    detlint, like any program started so, leaves it ignored."""
+    import signal
+
+    if signal.getsignal(signum) == signal.SIG_IGN:
+        pytest.skip(f"{signal.Signals(signum).name} is ignored in this session")
+

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, skip_if_session_ignores
 
 if os.name != "posix":
     pytest.skip("process groups and signals as on POSIX", allow_module_level=True)
@@ -134,6 +134,7 @@ def wait_for_pids(path: Path, proc: subprocess.Popen[str], patience: float = 300
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_an_interrupted_diverge_stops_the_program_and_what_it_started_and_removes_its_records(
         tmp_path: Path, signum: int) -> None:
+    skip_if_session_ignores(signum)
     (tmp_path / "sleeper.py").write_text(SLEEPER)
     proc = start(["--time-limit", "300", "--", sys.executable, "sleeper.py"], tmp_path)
     pids: list[int] = []

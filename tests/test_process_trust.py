@@ -19,6 +19,7 @@ from typing import Optional
 
 import pytest
 
+from conftest import skip_if_session_ignores
 from test_safety_inputs import GOOD, project
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="FIFOs and signals are POSIX")
@@ -222,9 +223,7 @@ def test_a_run_ended_by_a_signal_leaves_no_process_behind(tmp_path: Path, ending
     by the kernel as detlint dies (SIGKILL). Both parser workers (-j 2) are frozen, one of them
     with the slow file: the run cannot end on its own; or the era-scan child, which the run
     waits for before it reports."""
-    if ending == "SIGHUP" and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
-        # started under nohup: the run inherits SIGHUP ignored, as a nohup'd detlint should
-        pytest.skip("SIGHUP is ignored in this session (nohup)")
+    skip_if_session_ignores(getattr(signal, ending))
     root = project(tmp_path, {"a_slow.py": SLOW, "b.py": GOOD, "c.py": GOOD, "d.py": GOOD})
     proc = start_run(root, tmp_path, era_scan, "-j", "2", "--file-timeout", "0")
     try:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import signal
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from conftest import skip_if_session_ignores
 from test_fix_trust import FIXABLE, OPTIONS, notebook_raw, project, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,6 +60,7 @@ SIGNAL_AT_TRUNCATE = """
 
 @pytest.mark.parametrize("name", ["TERM", "INT"])
 def test_a_signal_during_an_in_place_rewrite_leaves_a_whole_file(tmp_path: Path, name: str) -> None:
+    skip_if_session_ignores(getattr(signal, f"SIG{name}"))
     done = run_python(SIGNAL_AT_TRUNCATE.format(name=name), tmp_path)
     ended = "Terminated" if name == "TERM" else "KeyboardInterrupt"
     assert done.stdout.split() == [ended, "payload"], done.stdout + done.stderr

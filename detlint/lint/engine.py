@@ -174,6 +174,7 @@ class Linter:
         self._importing.clear()
         self._programs.clear()
         self._gradient_free.clear()
+        self.builder.forget()
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
         self._facts[real(path)] = facts

@@ -164,6 +164,11 @@ class ProgramBuilder:
         self.config_targets: Callable[[], list[str]] = lambda: []
         # the project files that may define a class of this name (by their text)
         self.files_naming: Callable[[str], list[Path]] = lambda name: []
+        self._spelled: dict[tuple[str, Path], Optional[tuple[tuple[Path, str], tuple[Path, str]]]] = {}
+
+    def forget(self) -> None:
+        """Drop what was worked out from files' text (a file was given new text)."""
+        self._spelled.clear()
 
     def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
         """(line, file) of every project module ``path`` imports."""
@@ -213,6 +218,13 @@ class ProgramBuilder:
         """``trainer.train()`` on an object whose origin is not known (``trainer =
         exp.get_trainer(args)``): the one project class the variable's name spells (``Trainer``,
         ``data_module`` -> ``DataModule``) that has the method, and where the method is."""
+        key = (call, caller.parent)
+        if key not in self._spelled:  # asked once per call site and program: answered once per folder
+            self._spelled[key] = self._spelled_class(call, caller, facts_of)
+        return self._spelled[key]
+
+    def _spelled_class(self, call: str, caller: Path,
+                       facts_of: FactsGetter) -> Optional[tuple[tuple[Path, str], tuple[Path, str]]]:
         receiver, _, method = call.rpartition(".")
         if not receiver.isidentifier() or receiver in ("self", "cls") or receiver.startswith("_"):
             return None

@@ -369,8 +369,9 @@ class ProgramBuilder:
                         yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None, hops + 1)
                 return
             if name.startswith(SPELLED):
-                spelled = self.spelled_class(name[len(SPELLED):], path, touch) if not local_only else None
-                if spelled is not None:
+                # candidates are read, not made part of the program: only the class chosen is
+                spelled = self.spelled_class(name[len(SPELLED):], path, self.facts_of) if not local_only else None
+                if spelled is not None and touch(spelled[0][0]) is not None and touch(spelled[1][0]) is not None:
                     (cls_path, cls_name), found = spelled
                     program.choices[(path, site.line)] = (f"assumes {name[len(SPELLED):].rsplit('.', 1)[0]} is a "
                                                           f"{cls_name} ({cls_path.name})")

@@ -143,3 +143,13 @@ def test_a_seed_the_program_never_runs_leaves_the_finding_likely() -> None:
     (det601,) = [d for d in diags if d.code == "DET601"]
     assert det601.path.endswith("train.py") and det601.confidence == "likely"
     assert det601.unsure.startswith("assumes torch.manual_seed at ") and "common.py:5" in det601.unsure
+
+
+def test_findings_that_rest_on_a_spelled_class_are_likely() -> None:
+    from conftest import FIXTURES, lint_paths
+
+    base = FIXTURES / "programs" / "spelled_class"
+    diags = lint_paths(sorted(base.glob("*.py")), "2.21", **{"torch-version": "2.4"})
+    (det604,) = [d for d in diags if d.code == "DET604"]
+    assert det604.path.endswith("train.py") and det604.confidence == "likely"
+    assert det604.unsure == "assumes trainer is a Trainer (trainer.py)"

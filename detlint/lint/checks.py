@@ -160,7 +160,10 @@ class Evaluator:
 
     def reaches(self, program: Program, facts_of: Any, group: str) -> bool:
         """Does the program run a call of ``group`` (in the trace, or anywhere in its entry file)?"""
-        owner = f"group:{group}"
+        return bool(self.calls_of(program, facts_of, group))
+
+    def calls_of(self, program: Program, facts_of: Any, group: str) -> list[TraceHit]:
+        """The program's calls of ``group`` (in the trace, or anywhere in its entry file)."""
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         imported = {m for f in all_facts if f is not None for m in f.frameworks}
@@ -172,7 +175,7 @@ class Evaluator:
             matcher = self.kb.matcher(th.hit.owner, th.hit.index)
             return self._applies(matcher, keras) and self.gated(matcher, imported)
 
-        return any(in_group(th, group) and self._confirmed(th, reachable, in_group) for th in reachable)
+        return [th for th in reachable if in_group(th, group) and self._confirmed(th, reachable, in_group)]
 
     def _confirmed(self, th: TraceHit, reachable: list[TraceHit], in_group: Any) -> bool:
         """Does a group match count in this program: the group it ``needs-also`` is reached too?"""

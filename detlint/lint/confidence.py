@@ -42,8 +42,8 @@ def of_trace(program: Program, th: TraceHit) -> tuple[str, str]:
     if not th.ordered:
         return "likely", unfollowed(th)
     choice = chosen(program, th)
-    if choice:
-        return "likely", f"assumes the program runs it: {choice}"
+    if choice:  # "one of 12 callables of vits", "assumes trainer is a Trainer (trainer.py)"
+        return "likely", choice if choice.startswith("assumes ") else f"assumes the program runs it: {choice}"
     return "certain", ""
 
 

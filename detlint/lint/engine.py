@@ -14,7 +14,7 @@ from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
 from detlint.lint.program_context import ProgramContext
 from detlint.settings.config import Settings, Target, not_training
-from detlint.lint.confidence import FileReach, at_least
+from detlint.lint.confidence import FileReach, at_least, lower, of_training
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile, top_scope
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -630,6 +630,12 @@ class Linter:
                               defined_at=facts.functions, configured=configured,
                               named_in_programs=named_in_programs)
             reach.apply(out, facts.hits)
+        if own and out:  # rules about training runs are as sure as the program's training is
+            level, why = of_training(program, self.evaluator.calls_of(program, self.facts_of, "training"))
+            for diag in out:
+                rule = self.kb.rules.get(diag.code)
+                if rule is not None and rule.training:
+                    lower(diag, level, why)
         return out
 
     @property

@@ -59,7 +59,7 @@ def say(*parts: str) -> None:
 
 def check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="detlint", description="Find what makes TensorFlow/Keras training non-reproducible.",
+        prog="detlint", description="Find what makes TensorFlow/Keras, PyTorch and JAX training non-reproducible.",
         epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", default=[], help="files or folders to check ('-' reads stdin)")
     p.add_argument("--version", action="version", version=f"detlint {__version__}")

@@ -316,9 +316,9 @@ class Evaluator:
             matcher = self.kb.matcher(th.hit.owner, th.hit.index)
             return self._applies(matcher, keras) and self.gated(matcher, imported)
 
-        trains = any(in_group(th, "training") and self._confirmed(th, reachable, in_group) for th in reachable)
-        entry_facts = facts_of(program.entry)
         training_reached = [th for th in reachable if in_group(th, "training") and self._confirmed(th, reachable, in_group)]
+        trains = bool(training_reached)
+        entry_facts = facts_of(program.entry)
         # whose kernels the program's training runs: a TF input pipeline feeding a PyTorch or JAX
         # model is never differentiated (Keras may train on any backend: then every framework's)
         kernels = {FRAMEWORKS[fw].kernels_of or fw if fw in FRAMEWORKS else fw

@@ -23,7 +23,7 @@ from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
 from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
 from detlint.lint.programs.config_targets import config_targets
-from detlint.lint.programs.program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder
+from detlint.lint.programs.program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
 from detlint.lint.programs.reach import ImportIndex
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
                                         too_large, too_large_json)
@@ -479,10 +479,12 @@ class Linter:
             targets = self.targets_of(program) if program is not None else self.module_targets(path)
             with self.evaluator.versions(targets, self.frameworks_used(program.modules if program else [path])):
                 # an inference-only program is not asked about backprop; a library module may be trained
-                trains = self.evaluator.trains(program, self.facts_of) if program is not None else None
+                training_calls = self.evaluator.calls_of(program, self.facts_of, "training") if program is not None else []
+                trains = bool(training_calls) if program is not None else None
                 training = not self.not_training(path) and (
                     self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
-                diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training)
+                diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training,
+                                                                       training_calls)
                 if program is not None:
                     diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)
@@ -563,7 +565,8 @@ class Linter:
         return bool(self.entries_importing(init))
 
     def _file_diagnostics(self, path: Path, facts: FileFacts, display: str, program: Optional[Program],
-                          trains: Optional[bool], training: bool) -> list[Diagnostic]:
+                          trains: Optional[bool], training: bool,
+                          training_calls: Optional[list[TraceHit]] = None) -> list[Diagnostic]:
         """The file rules' findings. A script whose own program does not train (a model module's
         ``__main__`` demo) still has what the programs importing it run judged as training code;
         in a library module, what only programs that never train run (a demo's drawing helper) is
@@ -631,7 +634,7 @@ class Linter:
                               named_in_programs=named_in_programs)
             reach.apply(out, facts.hits)
         if own and out:  # rules about training runs are as sure as the program's training is
-            level, why = of_training(program, self.evaluator.calls_of(program, self.facts_of, "training"))
+            level, why = of_training(program, training_calls or [])
             for diag in out:
                 rule = self.kb.rules.get(diag.code)
                 if rule is not None and rule.training:

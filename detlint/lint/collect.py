@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections import Counter
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -548,6 +548,8 @@ class Collector(CallValues, cst.CSTVisitor):
         self.no_grad += sum(1 for d in node.decorators if self.stops_autograd(d.decorator))
         if self.depth == 0 and not node.decorators and not self.in_main_guard:
             self.plain_functions.append(node.name.value)
+        if self.depth == 0:
+            self.note_registered(node.name.value, node.decorators)
         if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
@@ -570,6 +572,17 @@ class Collector(CallValues, cst.CSTVisitor):
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
+
+    def note_registered(self, name: str, decorators: Sequence[cst.Decorator]) -> None:
+        """``@registry.register_model(name="cnn") class SmallCNN``: what a project decorator is
+        given, which it may keep in a table (a registry) that a lookup by name reads later."""
+        for decorator in decorators:
+            node = decorator.decorator
+            written = dotted(node.func if isinstance(node, cst.Call) else node)
+            if written and self.project_ref(written):
+                held = self.facts.registered.setdefault(self.qualify(written) or written, [])
+                if name not in held:
+                    held.append(name)
 
     def match_bare_decorator(self, node: cst.BaseExpression) -> None:
         """A decorator written without parentheses is that call with the function as its only
@@ -713,9 +726,23 @@ class Collector(CallValues, cst.CSTVisitor):
                 node.value, self.stopped_names, self.is_stop))
         if self.current_scope is not None:  # return model_creator: a factory of project code
             refs = self.project_functions(node.value)
+            table = self.table_read(node.value)
+            if table is not None:  # return _MODELS[name]: one of what the table holds
+                refs.append(table)
             if refs:
                 returned = self.facts.returns.setdefault(self.current_scope, [])
                 returned.extend(ref for ref in refs if ref not in returned)
+
+    def table_read(self, node: Optional[cst.BaseExpression]) -> Optional[str]:
+        """The module-level table an expression reads an item of (``_MODELS[name]``,
+        ``_MODELS.get(name)``), if any."""
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+            node = node.func.value
+        else:
+            return None
+        return node.value if isinstance(node, cst.Name) and node.value in self.facts.tables else None
 
     def _returns_without_autograd(self, value: Optional[cst.BaseExpression]) -> bool:
         """A decorator (factory) that runs what it wraps without autograd: it returns a call made
@@ -780,6 +807,7 @@ class Collector(CallValues, cst.CSTVisitor):
                 self.facts.bases[node.name.value] = project
             if not node.decorators and not self.in_main_guard:
                 self.plain_classes.append(node.name.value)
+            self.note_registered(node.name.value, node.decorators)
         else:
             self.classes.append(f"{self.classes[-1] if self.classes else ''}.{node.name.value}")
         self.depth += 1
@@ -838,6 +866,14 @@ class Collector(CallValues, cst.CSTVisitor):
                     (self.stopped_names.add if stop else self.stopped_names.discard)(bound)
         for target in node.targets:
             self._assigned(target.target, node.value, node)
+            table = target.target.value if isinstance(target.target, cst.Subscript) else None
+            if isinstance(table, cst.Name) and table.value in self.facts.tables and self.depth > 0 \
+                    and self.current_scope is not None:
+                # _MODELS[name] = cls in a function (a registering decorator): the table holds
+                # whatever that function is given
+                writers = self.facts.registrars.setdefault(table.value, [])
+                if self.current_scope not in writers:
+                    writers.append(self.current_scope)
             if self.depth == 0 and isinstance(target.target, cst.Name):
                 self.facts.assigned.append((target.target.value, *self.pos(node)))
             elif isinstance(target.target, cst.Name) and names.EVALUATION_NAME.search(target.target.value):
@@ -1229,6 +1265,13 @@ class Collector(CallValues, cst.CSTVisitor):
             # getattr(models, cfg.arch)(...), models.__dict__[name](...): one of the module's callables
             self.facts.calls.append(CallSite(f"{self.namespace_lookup(node.func)}.*", line, col, self.current_scope,
                                              no_grad, inference, untaped))
+        elif isinstance(node.func, cst.Call) and dotted(node.func.func) is not None:
+            # get_model(name)(config): whatever the project function returns is called
+            callee = dotted(node.func.func) or ""
+            callee_qual = self.qualify(callee)
+            if not self.external(callee_qual, callee) and not callee.startswith("self."):
+                self.facts.calls.append(CallSite(f"{callee_qual or callee}()", line, col, self.current_scope,
+                                                 no_grad, inference, untaped))
         elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
             table = dotted(node.func.value)
             if table and self.project_ref(table):

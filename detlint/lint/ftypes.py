@@ -173,6 +173,11 @@ class FileFacts:
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):
     # a call `MODELS[name](...)` may run any of them
     tables: dict[str, list[str]] = field(default_factory=dict)
+    # registries a decorator fills (`_MODELS[name] = cls` inside `register_model`): table -> the
+    # functions of this file that write it; and what this file's decorators register: decorator
+    # (qualified as written) -> the top-level classes and functions it decorates
+    registrars: dict[str, list[str]] = field(default_factory=dict)
+    registered: dict[str, list[str]] = field(default_factory=dict)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

@@ -165,10 +165,12 @@ class ProgramBuilder:
         # the project files that may define a class of this name (by their text)
         self.files_naming: Callable[[str], list[Path]] = lambda name: []
         self._spelled: dict[tuple[str, Path], Optional[tuple[tuple[Path, str], tuple[Path, str]]]] = {}
+        self._registered: dict[tuple[str, Path], list[tuple[Path, str]]] = {}
 
     def forget(self) -> None:
         """Drop what was worked out from files' text (a file was given new text)."""
         self._spelled.clear()
+        self._registered.clear()
 
     def local_imports(self, path: Path, facts: FileFacts) -> list[tuple[int, Path]]:
         """(line, file) of every project module ``path`` imports."""
@@ -245,6 +247,28 @@ class ProgramBuilder:
             nearest = max(map(shared, found))
             found = [f for f in found if shared(f) == nearest]
         return found[0] if len(found) == 1 else None
+
+    def registered(self, path: Path, facts: FileFacts, table: str, facts_of: FactsGetter) -> list[tuple[Path, str]]:
+        """What the project's decorators put in a registry ``table`` of ``path`` (``_MODELS``,
+        which ``register_model`` fills): the (file, name) of every class and function decorated
+        with one of the table's registering functions, nearest first, at most MAX_CANDIDATES."""
+        key = (f"{table}@registry", path)
+        if key not in self._registered:
+            found: list[tuple[Path, str]] = []
+            for writer in facts.registrars.get(table, ()):
+                for other_path in self.files_naming(writer):
+                    other = facts_of(other_path)
+                    for decorator, names in (other.registered.items() if other is not None and not other.error
+                                             else ()):
+                        if decorator.rsplit(".", 1)[-1] != writer:
+                            continue
+                        where = (other_path, decorator) if decorator in other.functions else \
+                            self.resolver.resolve(other_path, decorator)
+                        if where and where[0] == path and where[1] == writer:
+                            found.extend((other_path, n) for n in names if (other_path, n) not in found)
+            found.sort(key=lambda c: -len(os.path.commonpath([str(c[0]), str(path)])))
+            self._registered[key] = found[:MAX_CANDIDATES]
+        return self._registered[key]
 
     def class_named(self, path: Path, facts: FileFacts, name: str, facts_of: FactsGetter,
                     hops: int = 0) -> Receiver:
@@ -428,6 +452,22 @@ class ProgramBuilder:
                 for ref in facts.tables[name] if hops < MAX_REEXPORTS else ():  # tables may name each other
                     if ref != name:
                         yield from targets(path, facts, CallSite(ref, site.line, site.col, None), None, hops + 1)
+                # and what decorators register there (@register_model): read to find them, and
+                # only those become part of the program
+                chosen = self.registered(path, facts, name, self.facts_of) if not local_only else []
+                for cls_path, cls_name in chosen:
+                    other = touch(cls_path)
+                    if other is None:
+                        continue
+                    if cls_name in other.classes:
+                        init = self.method_of((cls_path, cls_name), "__init__", touch)
+                        if init is not None:
+                            yield init[0], init[1], (cls_path, cls_name)
+                    elif cls_name in other.functions:
+                        yield cls_path, cls_name, None
+                if len(chosen) > 1:
+                    writers = ", ".join(facts.registrars.get(name, ()))
+                    program.choices[(path, site.line)] = f"one of {len(chosen)} registered with {writers}"
                 return
             if name in facts.classes:  # Cls(...): its __init__, its own or inherited
                 found = self.method_of((path, name), "__init__", touch) if not local_only else (

@@ -564,6 +564,8 @@ class Collector(CallValues, cst.CSTVisitor):
             self.facts.functions.setdefault(name, self.pos(node)[0])
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
+                if _abstract(node):
+                    self.facts.abstract.append(name)
         else:
             self.scope.append(self.scope[-1] if self.scope else node.name.value)
             if self.top_function is not None:  # def parse(...) inside a function: passed on by name
@@ -1591,6 +1593,23 @@ def _mentions_version(test: cst.BaseExpression) -> bool:
     test.visit(Finder())
     return found
 
+
+def _abstract(node: cst.FunctionDef) -> bool:
+    """A method that only says its subclasses define it: ``@abstractmethod``, or a body (after
+    its docstring) of ``raise NotImplementedError``."""
+    if any((dotted(d.decorator) or "").rsplit(".", 1)[-1] == "abstractmethod" for d in node.decorators):
+        return True
+    body = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else [node.body]
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return False
+    statement = body[0].body[0]
+    if not isinstance(statement, cst.Raise) or statement.exc is None:
+        return False
+    exc = statement.exc.func if isinstance(statement.exc, cst.Call) else statement.exc
+    return dotted(exc) == "NotImplementedError"
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 18
+FORMAT = 19
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -35,7 +35,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
-        "registrars": facts.registrars, "registered": facts.registered,
+        "registrars": facts.registrars, "registered": facts.registered, "abstract": facts.abstract,
         "no_grad_decorators": facts.no_grad_decorators, "decorators": facts.decorators,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
         "frozen_bindings": facts.frozen_bindings, "returns": facts.returns,
@@ -80,6 +80,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         tables={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("tables")).items()},
         registrars={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("registrars")).items()},
         registered={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("registered")).items()},
+        abstract=[_str(v) for v in _list(doc.get("abstract"))],
         off_gradient=[(_line(a), _col(b)) for a, b in (_list(row, 2) for row in _list(doc.get("off_gradient")))],
         frozen_bindings=[_line(v) for v in _list(doc.get("frozen_bindings"))],
         returns={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("returns")).items()},

@@ -178,6 +178,9 @@ class FileFacts:
     # (qualified as written) -> the top-level classes and functions it decorates
     registrars: dict[str, list[str]] = field(default_factory=dict)
     registered: dict[str, list[str]] = field(default_factory=dict)
+    # methods with no body of their own ("Cls.method": only `raise NotImplementedError`, or an
+    # @abstractmethod): a call of one runs a subclass's override
+    abstract: list[str] = field(default_factory=list)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

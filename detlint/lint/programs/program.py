@@ -270,6 +270,47 @@ class ProgramBuilder:
             self._registered[key] = found[:MAX_CANDIDATES]
         return self._registered[key]
 
+    def overrides(self, found: list[Target], program: Program, path: Path, line: int,
+                  touch: FactsGetter) -> list[Target]:
+        """``loss.accumulate_gradients(...)`` that resolved to a method with no body of its own
+        (``raise NotImplementedError``): what runs is a project subclass's override. The
+        subclasses are found by the base's name and read; the overrides join the program."""
+        out: list[Target] = []
+        for cls_path, scope, _ in found:
+            facts = self.facts_of(cls_path)
+            if facts is None or scope is None or scope not in facts.abstract:
+                continue
+            cls, _, method = scope.partition(".")
+            subclasses = self.subclasses((cls_path, cls), self.facts_of)
+            for sub_path, sub in subclasses:
+                where = self.method_of((sub_path, sub), method, self.facts_of)
+                defined = self.facts_of(where[0]) if where is not None else None
+                if where is not None and defined is not None and where[1] not in defined.abstract \
+                        and touch(where[0]) is not None:
+                    out.append((where[0], where[1], (sub_path, sub)))
+            if len(out) > 1:
+                program.choices[(path, line)] = f"one of {len(out)} subclasses of {cls} that define {method}"
+        return out[:MAX_CANDIDATES]
+
+    def subclasses(self, cls: tuple[Path, str], facts_of: FactsGetter) -> list[tuple[Path, str]]:
+        """The project classes deriving from ``cls`` (directly or not), found by its name."""
+        key = (f"{cls[1]}@subclasses", cls[0])
+        if key not in self._registered:
+            out: list[tuple[Path, str]] = []
+            todo = [cls]
+            while todo and len(out) < MAX_CANDIDATES:
+                base = todo.pop(0)
+                for other_path in self.files_naming(base[1]):
+                    other = facts_of(other_path)
+                    for sub, bases in (other.bases.items() if other is not None and not other.error else ()):
+                        if (other_path, sub) not in out and any(
+                                b.rsplit(".", 1)[-1] == base[1]
+                                and self.class_named(other_path, other, b, facts_of) == base for b in bases):
+                            out.append((other_path, sub))
+                            todo.append((other_path, sub))
+            self._registered[key] = out
+        return self._registered[key]
+
     def class_named(self, path: Path, facts: FileFacts, name: str, facts_of: FactsGetter,
                     hops: int = 0) -> Receiver:
         """The project class ``name`` stands for in ``path`` (``base.BaseTrainer``, ``Net``), by the
@@ -563,7 +604,9 @@ class ProgramBuilder:
                     yield (event, None, None if event == program.entry and anchor is None else here, depth + 1, via,
                            None)
                 else:
-                    for other_path, other_scope, other_self in list(targets(path, facts, event, receiver)):
+                    found = list(targets(path, facts, event, receiver))
+                    for other_path, other_scope, other_self in found + self.overrides(found, program, path, line,
+                                                                                       touch):
                         program.callers.setdefault((other_path, other_scope), set()).add((path, line, scope))
                         yield (other_path, other_scope,
                                None if other_path == program.entry and anchor is None else here, depth,

@@ -32,7 +32,9 @@ for judged in sorted(here.glob("judged-*.jsonl")):
     rows = [json.loads(line) for line in judged.read_text().splitlines() if line.strip()]
     repo = collections.Counter()
     for r in rows:
-        if r["kind"] == "finding":
+        if r["kind"] == "finding" and r.get("verdict") == "skip":  # out of the labelled scope
+            continue
+        elif r["kind"] == "finding":
             fw = "Keras3" if r.get("framework") == "Keras3" else r.get("framework", "?")
             for key in (("all", "all"), (fw, "all"), (fw, r["code"])):
                 prec[key][1] += 1

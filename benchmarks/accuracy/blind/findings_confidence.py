@@ -24,7 +24,7 @@ for judged in sorted(here.glob("judged-*.jsonl")):
             for key in (fw, "all"):
                 recall[key][1] += 1
                 recall[key][0] += bool(shown)
-        if row["kind"] != "finding":
+        if row["kind"] != "finding" or row.get("verdict") == "skip":  # skip: out of the labelled scope
             continue
         level = run[row["index"]]["confidence"]  # from detlint's own output, not the judge's copy
         for key in ((row["framework"], level), ("all", level), (row["framework"], "default"), ("all", "default")):

@@ -251,11 +251,13 @@ class Evaluator:
                         note = render(status.note or rule.status_text.get(status.status, ""), version=self.version(op))
                         message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
                                          workaround=status.workaround or op.workaround, version=self.version(op))
-                        if status.once and (rule.code, key) in once:
+                        # a call the op's rewrite fixes where it is (bias_add -> x + b) keeps its own finding
+                        grouped = status.once and not self._rewritable(key, hit)
+                        if grouped and (rule.code, key) in once:
                             once[(rule.code, key)].append(self._diagnostic(rule, message, display, hit))
                             continue
                         out.append(self._diagnostic(rule, message, display, hit))
-                        if status.once:
+                        if grouped:
                             once[(rule.code, key)] = [out[-1]]
         for first, *more in once.values():
             if more:  # the fix is the program's (an upgrade): the first call stands for the others

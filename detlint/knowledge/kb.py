@@ -31,7 +31,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
-                                     "outside-methods", "runs-methods"} | PROVENANCE_KEYS
+                                     "outside-methods", "runs-methods", "imports"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
@@ -121,6 +121,9 @@ class Matcher:
     # a group the program must also reach for this match to count (a backward pass trains only
     # where some optimiser steps: a backward alone differentiates a frozen model)
     needs_also: Optional[str] = None
+    # the top-level modules one of which the file or program must import for the match to count
+    # (`import keras`, the standalone package, as against tf.keras, which imports tensorflow)
+    imports: tuple[str, ...] = ()
     # methods of objects the call is given that the library runs (Lightning's fit runs the model's
     # training_step): ((argument name or "" for the receiver, position or None, method names), ...)
     runs_methods: tuple[tuple[str, Optional[int], tuple[str, ...]], ...] = ()
@@ -430,6 +433,7 @@ class _Reader:
             outside_methods=(tuple((spec.get("outside-methods") or {}).get("names", ())),
                              tuple((spec.get("outside-methods") or {}).get("in-files-importing", ()))),
             needs_also=str(spec["needs-also"]) if spec.get("needs-also") else None,
+            imports=self.top_modules(spec.get("imports"), f"{where}.imports"),
             runs_methods=self.runs_methods(spec.get("runs-methods"), f"{where}.runs-methods"),
             **self.imported_before(spec.get("imported-before"), f"{where}.imported-before", kind),
         )
@@ -451,6 +455,13 @@ class _Reader:
         self.expect(kind == "method", where, "receiver-from and receiver-not-from apply to method matchers only")
         self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
                     where, "expected a non-empty list of module names")
+        return tuple(value)
+
+    def top_modules(self, value: Any, where: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v.isidentifier() for v in value),
+                    where, "expected a non-empty list of top-level module names")
         return tuple(value)
 
     def fetched(self, value: Any, where: str, kind: str) -> tuple[str, ...]:

@@ -97,8 +97,11 @@ class Evaluator:
         return out
 
     def gated(self, matcher: Matcher, imported: set[str]) -> bool:
-        """A method-name match counts only where its framework is imported (``imported``: the
-        top-level framework modules the file or program imports)."""
+        """A method-name match counts only where its framework is imported, a match with
+        ``imports`` only beside one of those modules (``imported``: the top-level framework
+        modules the file or program imports)."""
+        if matcher.imports and not imported & set(matcher.imports):
+            return False  # a match that counts only beside an import (standalone keras)
         return not matcher.needs_framework or bool(imported & self.kb.framework_modules.get(matcher.framework, set()))
 
     def fix_text(self, rule: Rule) -> str:

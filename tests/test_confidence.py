@@ -16,7 +16,7 @@ import torch
 import models
 from layers import blocks
 
-net = getattr(models, NAME)()
+net = getattr(models, NAME)().cuda()
 opt = torch.optim.SGD(net.parameters(), lr=0.1)
 for x, y in batches:
     opt.zero_grad()
@@ -49,7 +49,7 @@ def upsample(x):
 DIRECT = """\
 import torch
 
-net = torch.nn.Conv2d(3, 8, 3)
+net = torch.nn.Conv2d(3, 8, 3).cuda()
 opt = torch.optim.SGD(net.parameters(), lr=0.1)
 for x, y in batches:
     opt.zero_grad()
@@ -91,6 +91,16 @@ def test_each_level_with_its_reason(project: Path) -> None:
     # nothing in the project calls upsample(): its backward may never run
     helper = every[("blocks.py", 9, "DET603")]
     assert helper["confidence"] == "possible" and helper["unsure"] == "nothing in the project calls upsample"
+
+
+def test_a_program_that_never_uses_a_gpu_gets_possible_gpu_findings(project: Path) -> None:
+    (project / "direct.py").write_text(DIRECT.replace(".cuda()", ""))
+    every = by_place(findings(project, "--min-confidence", "possible"))
+    cpu = every[("direct.py", 3, "DET602")]
+    assert cpu["confidence"] == "possible"
+    assert cpu["unsure"] == "the program never moves a model or tensor to a GPU: PyTorch then runs no CUDA kernel"
+    assert ("direct.py", 3, "DET602") not in by_place(findings(project))
+    assert every[("direct.py", 3, "DET601")]["confidence"] == "certain"  # seeds matter on the CPU too
 
 
 def test_default_hides_what_only_may_run(project: Path) -> None:

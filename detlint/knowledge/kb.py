@@ -40,7 +40,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
-             "training", "explains"} | PROVENANCE_KEYS
+             "training", "explains", "unsure-unless"} | PROVENANCE_KEYS
 # what a rule may explain in `detlint diverge`: the states compared before the ops
 # (divergence/states.py), and a computation whose output differs on a GPU from equal inputs
 DIVERGE_EXPLAINS = ("initial-state", "first-batch", "gpu-computation")
@@ -223,6 +223,9 @@ class Rule:
     default_enabled: bool
     source: str
     unless_present: tuple[str, ...] = ()  # groups whose presence (file or program) turns the rule off
+    # {groups: [...], why: "..."}: a program in which none of these groups is seen gives the rule's
+    # findings as `possible`, saying why (a PyTorch program that never moves anything to a GPU)
+    unsure_unless: Optional[dict[str, Any]] = None
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
     graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
@@ -464,6 +467,15 @@ class _Reader:
                     where, "expected a non-empty list of top-level module names")
         return tuple(value)
 
+    def unsure_unless(self, value: Any, where: str) -> Optional[dict[str, Any]]:
+        if value is None:
+            return None
+        self.expect(isinstance(value, dict) and set(value) == {"groups", "why"} and isinstance(value["why"], str)
+                    and isinstance(value["groups"], list) and value["groups"]
+                    and all(isinstance(g, str) for g in value["groups"]),
+                    where, "expected {groups: [group, ...], why: text}")
+        return {"groups": tuple(value["groups"]), "why": value["why"]}
+
     def fetched(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
         if value is None:
             return ()
@@ -670,6 +682,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             runtime=spec.get("runtime"), doc=doc, examples=examples,
             default_enabled=bool(spec.get("default-enabled", True)), source=relative,
             unless_present=tuple(spec.get("unless-present", ())),
+            unsure_unless=reader.unsure_unless(spec.get("unsure-unless"), f"{where}.unsure-unless"),
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
             raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
             training=bool(spec.get("training", False)), framework=reader.framework,
@@ -697,6 +710,9 @@ def _check_references(kb: KnowledgeBase) -> None:
                                            and yields.get("uses") in kb.groups):
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].yields-to: needs a known "
                                          f"rule and a known group ({{rule: DET606, uses: group}}), got {yields!r}")
+        for group in (rule.unsure_unless or {}).get("groups", ()):
+            if group not in kb.groups:
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unsure-unless: unknown group {group!r}")
         for group in rule.unless_present:
             if group not in kb.groups:
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unless-present: unknown group {group!r}")

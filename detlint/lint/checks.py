@@ -266,6 +266,9 @@ class Evaluator:
             if more:  # the fix is the program's (an upgrade): the first call stands for the others
                 lines = ", ".join(str(d.line) for d in more[:5]) + (", ..." if len(more) > 5 else "")
                 first.message += f" (also at line{'s' if len(more) > 1 else ''} {lines} of this file)"
+        if program is not None:  # in a program's entry: what the whole program shows is known
+            for diag in out:
+                self._rate_unsure(self.kb.rules[diag.code], diag, present)
         return out
 
     def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
@@ -390,12 +393,20 @@ class Evaluator:
                                             " command-line option asks for it, not in a run with the defaults)")
                         lower(out[-1], "likely", "assumes a run with the default command-line options")
                     self._rate(out[-1], program, first, uses, training_reached if rule.training else None)
+                    self._rate_unsure(rule, out[-1], present)
                     unseen = self._unseen_provider
                     if unseen is not None:  # a provider the trace never reached may still run first
                         lower(out[-1], "likely", f"assumes {pretty(unseen.hit.api)} at "
                               f"{where(unseen.path, unseen.hit.line)}, which the program was not seen to run, "
                               "does not run first")
         return out
+
+    @staticmethod
+    def _rate_unsure(rule: Rule, diag: Diagnostic, present: set[str]) -> None:
+        """A rule whose problem needs what the program never shows (a GPU) is only possible."""
+        unless = rule.unsure_unless
+        if unless and not any(f"group:{group}" in present for group in unless["groups"]):
+            lower(diag, "possible", unless["why"])
 
     @staticmethod
     def _rate(diag: Diagnostic, program: Program, first: TraceHit, uses: list[TraceHit],

@@ -94,7 +94,7 @@ def test_logits_resized_for_an_argmax_in_a_later_cell_are_never_differentiated(t
     lines in a module are kept (an importer may read the resized value)."""
     cells = [
         "import torch\nimport torch.nn.functional as F\ntorch.manual_seed(0)\ntorch.use_deterministic_algorithms(True)",
-        "model = torch.nn.Conv2d(3, 4, 3)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model = torch.nn.Conv2d(3, 4, 3).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "for x, y in loader:\n    F.cross_entropy(model(x), y).backward()\n    opt.step()",
         "def metrics(prediction):\n    logits, labels = prediction  # its own names, not the cell's\n    return logits.mean()",
         "logits = model(image)\nlarge = F.interpolate(logits, size=(64, 64), mode='bicubic')\n"

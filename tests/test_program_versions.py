@@ -38,7 +38,7 @@ model.fit(x, y)
 TORCH = """\
 import torch
 
-model = torch.nn.Conv2d(3, 8, 3)
+model = torch.nn.Conv2d(3, 8, 3).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for x in data:
     loss = model(x).sum()

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 TORCH_VERSION = Version.parse(torch.__version__)
 KB = kb_module.load()
 NOT_INSTALLED_HERE = ("torchvision", "torchaudio", "lightning", "pytorch_lightning", "transformers", "accelerate", "kornia",
-                      "timm", "fastai", "keras", "peft", "trl")
+                      "timm", "fastai", "keras", "peft", "trl", "ignite")
 # a training script with every kind of draw DET601 and DET602 are about: layer initialisation,
 # dropout, a shuffling loader, a convolution's backward
 TRAINING = '''\
@@ -33,16 +33,17 @@ from torch.utils.data import DataLoader, TensorDataset
 data = torch.Generator().manual_seed(123)  # the data itself is fixed
 x = torch.rand(64, 1, 8, 8, generator=data)
 y = torch.randint(0, 3, (64,), generator=data)
-model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Dropout(0.2), nn.Linear(4 * 6 * 6, 3))
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Dropout(0.2), nn.Linear(4 * 6 * 6, 3)).to(device)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
 for epoch in range(2):
     for xb, yb in loader:
-        loss = nn.functional.cross_entropy(model(xb), yb)
+        loss = nn.functional.cross_entropy(model(xb.to(device)), yb.to(device))
         opt.zero_grad()
         loss.backward()
         opt.step()
-digest = hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in model.parameters())).hexdigest()
+digest = hashlib.sha256(b"".join(p.detach().cpu().numpy().tobytes() for p in model.parameters())).hexdigest()
 print("WEIGHTS", digest)
 '''
 

@@ -308,7 +308,7 @@ def test_the_torch_version_from_the_environment_option_and_table(tmp_path: Path)
 
 
 def test_the_torch_version_decides_the_message_and_fix(tmp_path: Path) -> None:
-    program = ("import torch\ntorch.manual_seed(0)\nconv = torch.nn.Conv2d(3, 8, 3)\n"
+    program = ("import torch\ntorch.manual_seed(0)\nconv = torch.nn.Conv2d(3, 8, 3).cuda()\n"
                "opt = torch.optim.SGD(conv.parameters(), lr=0.1)\nconv(x).sum().backward()\nopt.step()\n")
     write(tmp_path, {".git/HEAD": "", "train.py": program})
     old = detlint("--torch-version", "1.7", "train.py", cwd=tmp_path).stdout

@@ -388,10 +388,11 @@ class Evaluator:
                                                         where, program_name, here=sites_in is not None))
                     opted = next((th for th in program.all_hits if late_after is None and check.get("requires")
                                   and th.hit.off_by_default and in_group(th, check["requires"])), None)
-                    if opted is not None:  # a seed that only a command-line option turns on
-                        out[-1].message += (f" (the call at {where(opted.path, opted.hit.line)} runs only when a"
-                                            " command-line option asks for it, not in a run with the defaults)")
-                        lower(out[-1], "likely", "assumes a run with the default command-line options")
+                    if opted is not None:  # a seed only a command-line option or an edited value turns on
+                        out[-1].message += (f" (the call at {where(opted.path, opted.hit.line)} is on a branch a run"
+                                            " with the defaults does not take: its command-line options, and the"
+                                            " values the code sets before the test)")
+                        lower(out[-1], "likely", "assumes a run with the defaults")
                     self._rate(out[-1], program, first, uses, training_reached if rule.training else None)
                     self._rate_unsure(rule, out[-1], present)
                     unseen = self._unseen_provider

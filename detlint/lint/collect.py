@@ -116,6 +116,8 @@ class Collector(CallValues, cst.CSTVisitor):
         # (class, attribute) -> the project class an instance of which a method stored there
         self.attribute_made: dict[tuple[str, str], str] = {}
         self.constants: dict[str, Any] = {}
+        # (function, name) -> the literal a name of that function was last bound to (`random_seed = 0`)
+        self.local_constants: dict[tuple[Optional[str], str], Any] = {}
         self.scope: list[str] = []
         self.classes: list[str] = []
         self.bases: list[list[str]] = []  # the base classes of each class being walked, as written
@@ -781,10 +783,15 @@ class Collector(CallValues, cst.CSTVisitor):
         self.off_default -= self._default_truth(node) is True
 
     def _default_truth(self, node: cst.If) -> Optional[bool]:
-        """The test's value with every command-line option at its default (None: unknown)."""
+        """The test's value with every command-line option at its default and a name of the
+        function at the literal it was last bound to (None: unknown)."""
         def option_default(expr: cst.BaseExpression) -> tuple[bool, Any]:
             option = self.option_read(expr)
-            return (True, self.options[option][0]) if option in self.options else (False, None)
+            if option in self.options:
+                return True, self.options[option][0]
+            # random_seed = 0 earlier in the same function: `if random_seed:` is never taken
+            key = (self.current_scope, expr.value) if isinstance(expr, cst.Name) and self.depth > 0 else None
+            return (True, self.local_constants[key]) if key in self.local_constants else (False, None)
         return default_truth(node.test, option_default)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -842,6 +849,7 @@ class Collector(CallValues, cst.CSTVisitor):
     # ---- assignments -------------------------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
+            self.local_constants.pop((self.current_scope, node.target.value), None)
             self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -989,6 +997,12 @@ class Collector(CallValues, cst.CSTVisitor):
                     self.constants[name] = known  # SEED = None: a seed that re-randomises (DET106)
                 else:
                     self.constants.pop(name, None)  # rebound to something not known: no longer a constant
+            else:
+                known = self.value(value)
+                if isinstance(known, (str, int, float)) or known is None:
+                    self.local_constants[(self.current_scope, name)] = known
+                else:
+                    self.local_constants.pop((self.current_scope, name), None)
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._assigned(element.value, cst.Name("_unknown_"), stmt)

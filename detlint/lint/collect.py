@@ -790,7 +790,11 @@ class Collector(CallValues, cst.CSTVisitor):
             if option in self.options:
                 return True, self.options[option][0]
             # random_seed = 0 earlier in the same function: `if random_seed:` is never taken
-            key = (self.current_scope, expr.value) if isinstance(expr, cst.Name) and self.depth > 0 else None
+            if not isinstance(expr, cst.Name):
+                return False, None
+            if self.depth == 0:  # a script's or notebook's own top level
+                return (True, self.constants[expr.value]) if expr.value in self.constants else (False, None)
+            key = (self.current_scope, expr.value)
             return (True, self.local_constants[key]) if key in self.local_constants else (False, None)
         return default_truth(node.test, option_default)
 

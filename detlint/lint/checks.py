@@ -656,7 +656,7 @@ def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -
     """The trace entries (by id) that run only after the program's last training call: they
     cannot change the trained model (sampling from it, plotting a prediction). Not so for one
     the trace also reaches before that call (a helper called twice), one that call runs (an
-    Estimator's model_fn), or one in a loop that may train again (it holds a training call or
+    Estimator's model_fn) or is given (a lambda among its arguments), or one in a loop that may train again (it holds a training call or
     a call into project code: the next epoch)."""
     if not training:
         return set()
@@ -676,8 +676,12 @@ def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -
                    for start, end in facts.loops)
 
     sites = {(t.path, t.hit.line) for t in training}
+    # the lines of the calls that lead to training: what is written there is that call's
+    # arguments (ddpg(lambda: gym.make(name)) makes its environment inside the training call)
+    training_calls = {step for t in training for step in t.via}
     return {id(th) for th in program.trace[last + 1:]
             if id(th.hit) not in before and not sites.intersection(th.via) and (th.path, th.hit.line) not in sites
+            and (th.path, th.hit.line) not in training_calls
             and not in_training_loop(th.path, th.hit.line) and not in_training_loop(program.entry, th.anchor_line)
             and not any(in_training_loop(path, line) for path, line in th.via)}  # called from such a loop
 

@@ -192,6 +192,8 @@ def check(cond: Condition, value: Any, refs: Optional[set[str]] = None, items: O
         return False
     if "present" in spec and bool(spec["present"]) == absent:
         return False
+    if spec.get("not-number") and isinstance(value, (int, float)):  # bools too: a constant, not a tensor
+        return False
     if value is MISSING:
         if "default" not in spec:
             return not any(k in spec for k in ("eq", "in", "gt", "ge", "lt", "le", "contains"))

@@ -43,6 +43,25 @@ def scatter_add() -> torch.Tensor:
     return torch.zeros(64, device=CUDA).scatter_add_(0, idx, torch.randn(1 << 20, device=CUDA, generator=g))
 
 
+def scatter_reduce_sum() -> torch.Tensor:
+    g = _inputs()
+    idx = torch.randint(0, 64, (1 << 20,), device=CUDA, generator=g)
+    return torch.zeros(64, device=CUDA).scatter_reduce_(0, idx, torch.randn(1 << 20, device=CUDA, generator=g), "sum")
+
+
+def scatter_src() -> torch.Tensor:
+    """Repeated indices: which source value lands in a slot is up to the threads' order."""
+    g = _inputs()
+    idx = torch.randint(0, 64, (1 << 20,), device=CUDA, generator=g)
+    return torch.zeros(64, device=CUDA).scatter_(0, idx, torch.randn(1 << 20, device=CUDA, generator=g))
+
+
+def index_copy() -> torch.Tensor:
+    g = _inputs()
+    idx = torch.randint(0, 64, (1 << 16,), device=CUDA, generator=g)
+    return torch.zeros(64, 8, device=CUDA).index_copy_(0, idx, torch.randn(1 << 16, 8, device=CUDA, generator=g))
+
+
 def index_add() -> torch.Tensor:
     g = _inputs()
     idx = torch.randint(0, 64, (1 << 18,), device=CUDA, generator=g)
@@ -195,6 +214,7 @@ WORKLOADS: dict[str, Callable[[], torch.Tensor]] = {
     "PT-CTC-LOSS-BACKWARD": ctc_backward, "PT-HISTC": histc, "PT-BINCOUNT": bincount_weights,
     "PT-GRID-SAMPLE-BACKWARD": grid_sample_backward, "PT-PUT": put, "PT-MEDIAN-INDICES": median_dim,
     "PT-KTHVALUE": kthvalue, "PT-EMBEDDING-BAG-MAX-BACKWARD": embedding_bag_max_backward,
+    "PT-SCATTER-REDUCE-SUM-MEAN": scatter_reduce_sum, "PT-SCATTER-SRC": scatter_src, "PT-INDEX-COPY": index_copy,
 }
 
 

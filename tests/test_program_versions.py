@@ -424,6 +424,23 @@ def test_what_a_readme_states_for_unpinned_code(tmp_path: Path, readme: str, ver
     assert ("cudnn.deterministic = True" in det602) == (Version.parse(version) < Version.parse("1.7"))
 
 
+@pytest.mark.parametrize("guide", ["get_started.md", "INSTALL.md", "docs/install.md"])
+def test_an_installation_guide_states_the_version_after_the_readme(tmp_path: Path, guide: str) -> None:
+    """A README that names no version and an installation guide beside it that does (Swin
+    Transformer's get_started.md: conda install pytorch==1.8.0): the guide's version; a README
+    that states one is read first."""
+    write(tmp_path, {".git/HEAD": "", "README.md": "# Models\nSee the guide.\n",
+                     guide: "```\nconda install pytorch==1.8.0 torchvision==0.9.0 cudatoolkit=10.2 -c pytorch\n```\n",
+                     "train.py": TORCH})
+    settings = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    found = settings.get("programs", {}).get("train.py", settings)
+    assert found["torch-version"] == "1.8" and found["torch-version-source"] == f"{guide} says pytorch==1.8.0"
+    write(tmp_path, {"README.md": "```\npip install torch==1.9.1\n```\n"})
+    settings = json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)
+    found = settings.get("programs", {}).get("train.py", settings)
+    assert found["torch-version"] == "1.9" and found["torch-version-source"].startswith("README.md says ")
+
+
 def test_a_pin_outranks_the_readme_and_a_nearer_readme_the_farther_one(tmp_path: Path) -> None:
     write(tmp_path, {".git/HEAD": "", "README.md": "Developed for PyTorch version 1.7.1.\n",
                      "requirements.txt": "torch==2.1.0\n", "train.py": TORCH})

@@ -4,7 +4,8 @@ Many research repositories pin nothing and say in their README what they were wr
 "PyTorch install = 1.4.0", "developed for PyTorch version 1.7.1", ``pip install torch==1.7.1``,
 ``conda install pytorch=1.7.1``. Such a statement is weaker than any pin and stronger than the
 version installed where detlint runs. The nearest README from a program's folder up to the project
-root that states a version of the framework counts; in it, the first statement. A floor (``torch>=1.4``, "1.4 or
+root that states a version of the framework counts (its installation guide, INSTALL.md or
+get_started.md, after the README); in it, the first statement. A floor (``torch>=1.4``, "1.4 or
 later") says nothing about the version the code was written for, and is not read. A folder's
 Dockerfile states versions the same way, and by its base image (``FROM pytorch/pytorch:1.5-cuda10.1-
 cudnn7-runtime``, ``FROM tensorflow/tensorflow:1.15.0-gpu-py3``: the framework's own images, whose
@@ -23,6 +24,10 @@ from detlint.lint.files.sources import read_bytes
 
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")  # [PyTorch](http://pytorch.org) -> PyTorch
 README_NAMES = ("README.md", "README.rst", "README.txt", "README", "readme.md", "Readme.md")
+# installation guides beside the README say the same, read after it (INSTALL.md, get_started.md)
+INSTALL_NAMES = ("INSTALL.md", "INSTALL.rst", "INSTALL.txt", "INSTALL", "install.md", "GETTING_STARTED.md",
+                 "get_started.md", "getting_started.md", "docs/INSTALL.md", "docs/install.md", "docs/get_started.md",
+                 "docs/getting_started.md")
 DOCKER_NAMES = ("Dockerfile", "docker/Dockerfile")
 # the official images: docker.io's pytorch/pytorch and tensorflow/tensorflow, tagged by version
 IMAGES = {"torch": "pytorch/pytorch", "tensorflow": "tensorflow/tensorflow"}
@@ -47,7 +52,7 @@ def _framework_pattern(key: str) -> "re.Pattern[str]":
 
 
 def readme_text(folder: Path) -> list[tuple[str, str]]:
-    """(file name, text) of the folder's README and Dockerfile, those it has."""
+    """(file name, text) of the folder's README, installation guides and Dockerfile, those it has."""
     out = []
     for name in README_NAMES:
         path = folder / name
@@ -55,6 +60,10 @@ def readme_text(folder: Path) -> list[tuple[str, str]]:
         if data is not None:
             out.append((name, MARKDOWN_LINK.sub(r"\1", data.decode("utf-8", errors="replace"))))
             break
+    for name in INSTALL_NAMES:
+        data, _ = read_bytes(folder / name, MAX_README)
+        if data is not None:
+            out.append((name, MARKDOWN_LINK.sub(r"\1", data.decode("utf-8", errors="replace"))))
     for name in DOCKER_NAMES:
         data, _ = read_bytes(folder / name, MAX_README)
         if data is not None:

@@ -527,8 +527,10 @@ class ProgramBuilder:
                         yield from targets(found[0], other, CallSite(name, site.line, site.col, None), None,
                                            hops + 1)
                 return
-            if "." not in name and head in facts.imports and not local_only and hops < MAX_REEXPORTS:
-                name = facts.imports[head]  # a package re-exports it: `from .models import build`
+            if head in facts.imports and facts.imports[head] != head and not local_only and hops < MAX_REEXPORTS:
+                # a package re-exports it: `from .models import build`, and a method of a class it
+                # re-exports (`pkg.Learner.update` where pkg/__init__.py imports Learner)
+                name = facts.imports[head] + name[len(head):]
             # a module the file imports (a local variable's method, `helper.run()`, is never a
             # module's function, even where a helper.py lies beside)
             imported = name.startswith(".") or head in facts.imports or any(

@@ -527,9 +527,11 @@ class ProgramBuilder:
                         yield from targets(found[0], other, CallSite(name, site.line, site.col, None), None,
                                            hops + 1)
                 return
-            if head in facts.imports and facts.imports[head] != head and not local_only and hops < MAX_REEXPORTS:
+            if head in facts.imports and not local_only and hops < MAX_REEXPORTS and (
+                    "." not in name or facts.imports[head] != head and not self.resolver.resolve(path, name)):
                 # a package re-exports it: `from .models import build`, and a method of a class it
-                # re-exports (`pkg.Learner.update` where pkg/__init__.py imports Learner)
+                # re-exports (`pkg.Learner.update` where pkg/__init__.py imports Learner); a name
+                # already qualified (`Unet.Unet`, the module's own function) is left as it is
                 name = facts.imports[head] + name[len(head):]
             # a module the file imports (a local variable's method, `helper.run()`, is never a
             # module's function, even where a helper.py lies beside)

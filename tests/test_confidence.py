@@ -103,6 +103,51 @@ def test_a_program_that_never_uses_a_gpu_gets_possible_gpu_findings(project: Pat
     assert every[("direct.py", 3, "DET601")]["confidence"] == "certain"  # seeds matter on the CPU too
 
 
+TF1_DENSE = """\
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 4])
+y = tf.layers.dense(x, 1)
+train = tf.train.AdamOptimizer(1e-3).minimize(tf.reduce_mean(tf.square(y)))
+with tf.Session() as sess:
+    sess.run(train, {x: [[1.0, 2.0, 3.0, 4.0]]})
+"""
+KERAS_CONV = """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Conv2D(8, 3), tf.keras.layers.Flatten(), tf.keras.layers.Dense(1)])
+model.compile("adam", "mse")
+model.fit(tf.random.normal([8, 8, 8, 3]), tf.zeros([8, 1]))
+"""
+
+
+@pytest.mark.parametrize("code, pin, gpu", [
+    (TF1_DENSE, "tensorflow>=1.8.0,<2.0", False),  # checked as 1.13: a wheel without CUDA
+    (TF1_DENSE, "tensorflow-gpu>=1.8.0,<2.0", True),
+    (TF1_DENSE, "tensorflow==1.15", True),  # the tensorflow package has CUDA from 1.15 ...
+    (KERAS_CONV, "tensorflow==2.0.0", False),  # ... but not at 2.0
+    (KERAS_CONV, "tensorflow==2.4", True),
+    (KERAS_CONV, "tensorflow_cpu==2.4", False),
+])
+def test_a_pinned_package_without_gpu_kernels_makes_gpu_findings_possible(tmp_path: Path, code: str, pin: str,
+                                                                           gpu: bool) -> None:
+    (tmp_path / "train.py").write_text(code)
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    every = findings(tmp_path, "--min-confidence", "possible")
+    gpu_rules = [r for r in every if r["code"] in ("DET201", "DET202")]
+    assert len(gpu_rules) == 1, every
+    (finding,) = gpu_rules
+    if gpu:
+        assert finding["confidence"] == "certain", finding
+    else:
+        assert finding["confidence"] == "possible", finding
+        assert finding["unsure"].startswith("the TensorFlow package the project pins for this version is built "
+                                            "without GPU kernels")
+        assert finding["code"] not in {r["code"] for r in findings(tmp_path)}  # hidden by default
+    seed = [r for r in every if r["code"] == "DET101"]
+    assert seed and seed[0]["confidence"] == "certain"  # seeds matter on the CPU too
+
+
 def test_default_hides_what_only_may_run(project: Path) -> None:
     shown = by_place(findings(project))
     assert ("blocks.py", 9, "DET603") not in shown

@@ -40,7 +40,7 @@ FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
 RULE_KEYS = {"code", "name", "scope", "summary", "message", "message-late", "status-text", "versions", "match", "program",
              "ops-status", "fixes", "runtime", "doc", "examples", "default-enabled", "area", "unless-present", "skip-version-guarded", "raw-ops", "graph-patterns",
-             "training", "explains", "unsure-unless"} | PROVENANCE_KEYS
+             "training", "explains", "unsure-unless", "unsure-if"} | PROVENANCE_KEYS
 # what a rule may explain in `detlint diverge`: the states compared before the ops
 # (divergence/states.py), and a computation whose output differs on a GPU from equal inputs
 DIVERGE_EXPLAINS = ("initial-state", "first-batch", "gpu-computation")
@@ -159,6 +159,9 @@ class Group:
     # present in every program when a setting has one of these values (keras-backend = "jax"),
     # as if the code had matched: for what a project decides outside its code
     when_setting: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # present in a program whose framework version comes from one of these packages in this
+    # range (``tensorflow`` before 1.15 was built without CUDA): what the project installs
+    when_package: tuple[tuple[str, VersionRange], ...] = ()
 
 
 @dataclass
@@ -226,6 +229,9 @@ class Rule:
     # {groups: [...], why: "..."}: a program in which none of these groups is seen gives the rule's
     # findings as `possible`, saying why (a PyTorch program that never moves anything to a GPU)
     unsure_unless: Optional[dict[str, Any]] = None
+    # {groups: [...], why: "..."}: where one of these groups is present (a package built without
+    # GPU kernels), the rule's findings are `possible`, saying why
+    unsure_if: Optional[dict[str, Any]] = None
     skip_version_guarded: bool = False  # ignore matches inside `if <version check>:` branches
     raw_ops: tuple[str, ...] = ()  # TensorFlow op types this rule explains (for detlint diverge)
     graph_patterns: tuple[str, ...] = ()  # ...and graphs whose ops it explains
@@ -476,6 +482,19 @@ class _Reader:
                     where, "expected {groups: [group, ...], why: text}")
         return {"groups": tuple(value["groups"]), "why": value["why"]}
 
+    def when_package(self, value: Any, where: str) -> tuple[tuple[str, VersionRange], ...]:
+        if value is None:
+            return ()
+        self.expect(isinstance(value, list) and value and all(isinstance(v, dict) and isinstance(v.get("package"), str)
+                                                               for v in value),
+                    where, "expected a list of {package: name, versions: range, source: ..., check: ...}")
+        out = []
+        for i, entry in enumerate(value):
+            unknown = set(entry) - {"package", "versions", "source", "check"} - PROVENANCE_KEYS
+            self.expect(not unknown, f"{where}[{i}]", f"unknown key(s) {sorted(unknown)}")
+            out.append((entry["package"], self.version_range(entry.get("versions"), f"{where}[{i}].versions")))
+        return tuple(out)
+
     def fetched(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
         if value is None:
             return ()
@@ -599,6 +618,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
             undone_by=spec.get("undone-by"), framework=reader.framework, extends=spec.get("extends"),
             when_setting={str(k): tuple(str(x) for x in v) for k, v in (spec.get("when-setting") or {}).items()},
+            when_package=reader.when_package(spec.get("when-package"), f"{where}.when-package"),
         )
 
     for i, spec in enumerate(data.get("ops") or []):
@@ -683,6 +703,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             default_enabled=bool(spec.get("default-enabled", True)), source=relative,
             unless_present=tuple(spec.get("unless-present", ())),
             unsure_unless=reader.unsure_unless(spec.get("unsure-unless"), f"{where}.unsure-unless"),
+            unsure_if=reader.unsure_unless(spec.get("unsure-if"), f"{where}.unsure-if"),
             skip_version_guarded=bool(spec.get("skip-version-guarded", False)),
             raw_ops=tuple(spec.get("raw-ops", ())), graph_patterns=tuple(spec.get("graph-patterns", ())),
             training=bool(spec.get("training", False)), framework=reader.framework,
@@ -710,9 +731,10 @@ def _check_references(kb: KnowledgeBase) -> None:
                                            and yields.get("uses") in kb.groups):
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].yields-to: needs a known "
                                          f"rule and a known group ({{rule: DET606, uses: group}}), got {yields!r}")
-        for group in (rule.unsure_unless or {}).get("groups", ()):
-            if group not in kb.groups:
-                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unsure-unless: unknown group {group!r}")
+        for key, spec in (("unsure-unless", rule.unsure_unless), ("unsure-if", rule.unsure_if)):
+            for group in (spec or {}).get("groups", ()):
+                if group not in kb.groups:
+                    raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.{key}: unknown group {group!r}")
         for group in rule.unless_present:
             if group not in kb.groups:
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.unless-present: unknown group {group!r}")

@@ -266,9 +266,8 @@ class Evaluator:
             if more:  # the fix is the program's (an upgrade): the first call stands for the others
                 lines = ", ".join(str(d.line) for d in more[:5]) + (", ..." if len(more) > 5 else "")
                 first.message += f" (also at line{'s' if len(more) > 1 else ''} {lines} of this file)"
-        if program is not None:  # in a program's entry: what the whole program shows is known
-            for diag in out:
-                self._rate_unsure(self.kb.rules[diag.code], diag, present)
+        for diag in out:  # in a program's entry, what the whole program shows is known
+            self._rate_unsure(self.kb.rules[diag.code], diag, present, entry=program is not None)
         return out
 
     def _function_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
@@ -402,12 +401,26 @@ class Evaluator:
                               "does not run first")
         return out
 
-    @staticmethod
-    def _rate_unsure(rule: Rule, diag: Diagnostic, present: set[str]) -> None:
-        """A rule whose problem needs what the program never shows (a GPU) is only possible."""
+    def _rate_unsure(self, rule: Rule, diag: Diagnostic, present: set[str], entry: bool = True) -> None:
+        """A rule whose problem needs what the program never shows (a GPU), or what its
+        installed package lacks (GPU kernels), is only possible. ``entry``: ``present`` is the
+        whole program's (not only one module's)."""
         unless = rule.unsure_unless
-        if unless and not any(f"group:{group}" in present for group in unless["groups"]):
+        if entry and unless and not any(f"group:{group}" in present for group in unless["groups"]):
             lower(diag, "possible", unless["why"])
+        unsure = rule.unsure_if
+        if unsure and any(f"group:{group}" in present or self._pinned_package(group) for group in unsure["groups"]):
+            lower(diag, "possible", unsure["why"])
+
+    def _pinned_package(self, name: str) -> bool:
+        """Is group ``name`` present because of the package the project pins for the version
+        being judged (``tensorflow`` 1.14, built without CUDA)?"""
+        group = self.kb.groups[name]
+        if not group.when_package:
+            return False
+        target = self.target(group.framework)
+        return any(target.package == package and versions.contains(target.version)
+                   for package, versions in group.when_package)
 
     @staticmethod
     def _rate(diag: Diagnostic, program: Program, first: TraceHit, uses: list[TraceHit],

@@ -31,7 +31,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
-                                     "outside-methods", "runs-methods", "imports"} | PROVENANCE_KEYS
+                                     "outside-methods", "runs-methods", "imports", "runs-later"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
@@ -92,6 +92,9 @@ class Matcher:
     holds: dict[str, Optional[int]] = field(default_factory=dict)
     # the calling module's function a runner runs when given none (``tf.app.run()`` runs main)
     runs_by_default: Optional[str] = None
+    # a function runner that returns the function transformed (``jax.jit(f)``): f runs where the
+    # result is called, not here, so a module that only does this at its top level runs nothing
+    runs_later: bool = False
     # where a command-line option's name and default are (see group command-line-options)
     defines_option: Optional[dict[str, Any]] = None
     # calls whose result keeps nothing of the order of what they are given (sorted, len, set):
@@ -430,6 +433,7 @@ class _Reader:
             api_versions=self.version_range(spec.get("api-versions"), f"{where}.api-versions"),
             holds=self.holds(spec.get("holds"), f"{where}.holds"),
             runs_by_default=spec.get("runs-by-default"),
+            runs_later=bool(spec.get("runs-later", False)),
             defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
             order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),

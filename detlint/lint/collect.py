@@ -869,6 +869,12 @@ class Collector(CallValues, cst.CSTVisitor):
                 qual = self.qualify(callee) if callee else None
                 if callee and not self.external(qual, callee) and not callee.startswith("self."):
                     refs.append(f"{qual or callee}()")
+                if self.runs_later(qual):  # update = jax.jit(_update): update(...) runs _update
+                    for arg in node.value.args:
+                        value = _partial_function(arg.value, self.qualify)
+                        ref = dotted(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+                        if ref and ref not in self.holders:
+                            refs.append(self.function_ref(ref))
             held = self.function_names.setdefault((self.current_scope, node.targets[0].target.value), [])
             held.extend(ref for ref in refs if ref not in held)
         self.paths.bind(self.current_scope, [n for t in node.targets for n in bound_names(t.target)], node.value,
@@ -1328,14 +1334,21 @@ class Collector(CallValues, cst.CSTVisitor):
             self.stop_calls.append(node)
         for base in self.super_targets(node):  # super().__init__() runs a project base class's code
             self.facts.calls.append(CallSite(base, line, col, self.current_scope))
-        if self.runs_its_arguments(qual, node):
+        if name in self.instances and name not in self.aliases and self.runs_later(qual):
+            # update(params, batch) with update = jax.jit(_update): runs _update now
+            for scope in dict.fromkeys((self.current_scope, None)):
+                for ref in self.function_names.get((scope, name), ()):
+                    self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
+        elif self.runs_its_arguments(qual, node):
             receiver = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+            later = self.runs_later(qual)
             for arg in node.args:
                 value = _partial_function(arg.value, self.qualify)
                 if isinstance(value, (cst.Name, cst.Attribute)):
                     ref = dotted(value)
                     if ref and ref not in self.holders:
-                        self.facts.calls.append(CallSite(self.function_ref(ref), line, col, self.current_scope))
+                        self.facts.calls.append(CallSite(self.function_ref(ref), line, col, self.current_scope,
+                                                         deferred=later))
             for value in receiver + [arg.value for arg in node.args]:
                 self.run_held(dotted(value), line, col)
             default = self.default_function(qual)
@@ -1380,6 +1393,11 @@ class Collector(CallValues, cst.CSTVisitor):
         if len(names) != len(listed.elements) or not all(made.get(n) and all(made[n]) for n in names):
             return None
         return names
+
+    def runs_later(self, qual: Optional[str]) -> bool:
+        """Does this runner return the function it is given, transformed (``jax.jit``)?"""
+        return any(self.kb.matcher(owner, i).runs_later for candidate in (names.candidates(qual) if qual else ())
+                   for owner, i in self.kb.index["call"].get(candidate, ()))
 
     def default_function(self, qual: Optional[str]) -> Optional[str]:
         for candidate in names.candidates(qual) if qual else ():

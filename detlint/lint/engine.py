@@ -378,7 +378,15 @@ class Linter:
         if not any(h.scope is None for h in facts.hits) and not any(c.scope is None for c in facts.calls):
             return False
         program = self.builder.build(path, local_only=True)
-        if any(th.hit.owner in self.marker_owners for th in program.trace):
+        # what only a transformed function runs (``update = jax.jit(_update)``) runs where a
+        # program calls it: a module that does only this at its top level is a library
+        later = {c.line for c in facts.calls if c.scope is None and c.deferred} \
+            - {c.line for c in facts.calls if c.scope is None and not c.deferred}
+
+        def runs_here(th: TraceHit) -> bool:
+            return th.hit.owner in self.marker_owners and not (th.via and th.via[0][0] == program.entry
+                                                                and th.via[0][1] in later)
+        if any(runs_here(th) for th in program.trace):
             return True
         # a script that trains through project code (`from nn import train; train(cfg)`) is a
         # program too: follow its module-level calls into project modules
@@ -389,7 +397,7 @@ class Linter:
             return False
         program = self.builder.build(path)
         self._entry_programs[real(path)] = program  # _lint_file takes it instead of building it again
-        return any(th.hit.owner in self.marker_owners for th in program.trace)
+        return any(runs_here(th) for th in program.trace)
 
     def config_targets(self) -> list[str]:
         """The classes the project's configuration files name (read once per run, when a

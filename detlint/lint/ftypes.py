@@ -102,6 +102,9 @@ class CallSite:
     # calls run) of a file that takes its gradients only with tapes and builds no model there,
     # it runs eagerly and nothing a tape would record
     untaped: bool = False
+    # a function handed to a runner that returns it transformed (``update = jax.jit(_update)``):
+    # it runs where the result is called
+    deferred: bool = False
 
 
 def top_scope(scope: Optional[str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import libcst as cst
@@ -1235,6 +1236,12 @@ class Collector(CallValues, cst.CSTVisitor):
         return ordering.order_matters(call, self.suites, self.pos, loses_order)
 
     def visit_Call(self, node: cst.Call) -> None:
+        first = len(self.facts.calls)
+        self._visit_call(node)
+        if self.cpu_blocks:  # what it runs is placed on the CPU too (``with tf.device("/cpu:0"): Net()``)
+            self.facts.calls[first:] = [replace(c, on_cpu=True) for c in self.facts.calls[first:]]
+
+    def _visit_call(self, node: cst.Call) -> None:
         name = dotted(node.func)
         qual = self.qualify(name)
         start = len(self.facts.hits)

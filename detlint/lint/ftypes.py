@@ -105,6 +105,8 @@ class CallSite:
     # a function handed to a runner that returns it transformed (``update = jax.jit(_update)``):
     # it runs where the result is called
     deferred: bool = False
+    # inside a device scope that places it on the CPU (``with tf.device("/cpu:0"):``)
+    on_cpu: bool = False
 
 
 def top_scope(scope: Optional[str]) -> str:

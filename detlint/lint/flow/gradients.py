@@ -35,8 +35,9 @@ FRAMEWORK_CALLED = frozenset({"call", "__call__", "train_step", "compute_loss", 
 
 
 def gradient_free(files: Iterable[FileFacts]) -> dict[str, set[str]]:
-    """For each file (by path), its functions that never get a gradient, judged over the call
-    sites of ``files`` (the modules of the training programs that run them)."""
+    """For each file (by path), its functions that never get a gradient (or get it only on the
+    CPU: no GPU backward kernel runs for them), judged over the call sites of ``files`` (the
+    modules of the training programs that run them)."""
     files = list(files)
     # call sites by the function they may run: `self.m()` in a method of a class that defines m
     # runs that method (file, "Class.m"); any other call, every function of its last name
@@ -69,10 +70,17 @@ def gradient_free(files: Iterable[FileFacts]) -> dict[str, set[str]]:
                 if scope in free[facts.path] or name in FRAMEWORK_CALLED:
                     continue
                 callers = sites.get((facts.path, scope), []) + sites.get(name, [])
+                # Net(...) runs Net.__init__: what it builds is on the CPU where every Net(...) is
+                # (a graph built under a gradient stop may still be differentiated later)
+                made = sites.get(scope.split(".")[0], []) if name == "__init__" and "." in scope else []
                 computes = (facts.path, scope) in values
-                if callers and all(site.no_grad or (computes and runs_eagerly(path, site, eager))
-                                   or (site.scope is not None and site.scope in free.get(path, ()))
-                                   for path, site in callers):
+                # a function only code placed on the CPU runs has no GPU backward either
+                if (callers or made) and all(site.no_grad or site.on_cpu
+                                             or (computes and runs_eagerly(path, site, eager))
+                                             or (site.scope is not None and site.scope in free.get(path, ()))
+                                             for path, site in callers) \
+                        and all(site.on_cpu or (site.scope is not None and site.scope in free.get(path, ()))
+                                for path, site in made):
                     free[facts.path].add(scope)
                     changed = True
     return free

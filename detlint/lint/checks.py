@@ -702,7 +702,8 @@ def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -
 def _project_call(facts: FileFacts, target: str) -> bool:
     """Is ``target`` a function of the file or one imported from the project (it may train)?"""
     head = target.split(".")[0]
-    if head in facts.functions or head in facts.classes or head in ("self", "super"):
+    # ... or a method of an object of a project class (``ddpg.learn()``: ``<local class>.learn``)
+    if head in facts.functions or head in facts.classes or head in ("self", "super") or head.startswith("<"):
         return True
     qual = facts.imports.get(head)
     return qual is not None and (qual.startswith(".") or qual.split(".")[0] not in EXTERNAL_MODULES | facts.frameworks)

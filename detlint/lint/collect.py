@@ -1209,6 +1209,9 @@ class Collector(CallValues, cst.CSTVisitor):
         """Is the call's result only ever read through one of ``attributes`` (``vgg16().features``,
         or ``vgg = vgg16()`` with every later mention of ``vgg`` in the function ``vgg.features``)?
         A model cut down to its feature layers never runs its head."""
+        def through(path: str) -> bool:  # "action_space.n" is read through "action_space.n"
+            return any(path == a or path.startswith(a + ".") for a in attributes)
+
         if self.read_attribute.get(id(call)) in attributes:
             return True
         name = self.bound_to.get(id(call))
@@ -1216,8 +1219,11 @@ class Collector(CallValues, cst.CSTVisitor):
             return False
         start, end = self.pos(call)[0], (self.pos(self.top_function)[2] if self.top_function is not None else None)
         lines = python_lines(self.source)[start:end]  # after the binding line, to the function's end
-        mentions = [m for line in lines for m in re.finditer(rf"\b{re.escape(name)}\b(\.\w+)?", line)]
-        return bool(mentions) and all((m.group(1) or "")[1:] in attributes for m in mentions)
+        # every mention but `del name` (an environment made to read its spaces, then dropped) and
+        # another object's attribute of the same name (`self.env`)
+        mentions = [m for line in lines for m in re.finditer(rf"(?<![.\w]){re.escape(name)}\b((?:\.\w+){{0,2}})", line)
+                    if not re.search(r"\bdel\s+$", line[:m.start()])]
+        return bool(mentions) and all(through(m.group(1)[1:]) for m in mentions)
 
     def order_read(self, call: cst.Call, matcher: Any) -> bool:
         """Is the order of ``call``'s result read (not only sorted, counted, tested or shown)?"""

@@ -260,6 +260,9 @@ def main() -> int:
     if failures:
         print("\nMISSED: " + "; ".join(failures))
         return 1
+    if args.quick:  # nothing above was held to a target
+        print("\nsmoke test only: no target checked (run without --quick to check them)")
+        return 0
     print("\nall targets met")
     return 0
 

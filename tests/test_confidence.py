@@ -148,6 +148,38 @@ def test_a_pinned_package_without_gpu_kernels_makes_gpu_findings_possible(tmp_pa
     assert seed and seed[0]["confidence"] == "certain"  # seeds matter on the CPU too
 
 
+JAX_STEP = """\
+import jax
+import jax.numpy as jnp
+import optax
+
+tx = optax.sgd(0.1)
+params = {"w": jnp.zeros((4, 1))}
+state = tx.init(params)
+for _ in range(3):
+    grads = jax.grad(lambda p: jnp.mean((jnp.ones((8, 4)) @ p["w"]) ** 2))(params)
+    updates, state = tx.update(grads, state)
+    params = optax.apply_updates(params, updates)
+"""
+
+
+@pytest.mark.parametrize("pin, tpu", [
+    ("jax[tpu]==0.4.14 -f https://storage.googleapis.com/jax-releases/libtpu_releases.html", True),
+    ("jax[cuda12]==0.4.30", False),
+    ("jax==0.4.30", False),
+])
+def test_a_project_installing_jax_for_tpus_gets_xla_gpu_findings_as_possible(tmp_path: Path, pin: str,
+                                                                              tpu: bool) -> None:
+    (tmp_path / "train.py").write_text(JAX_STEP)
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    (finding,) = [r for r in findings(tmp_path, "--min-confidence", "possible") if r["code"] == "DET701"]
+    if tpu:
+        assert finding["confidence"] == "possible", finding
+        assert finding["unsure"].startswith("the project installs JAX for TPUs (jax[tpu])")
+    else:
+        assert finding["confidence"] == "certain", finding
+
+
 def test_default_hides_what_only_may_run(project: Path) -> None:
     shown = by_place(findings(project))
     assert ("blocks.py", 9, "DET603") not in shown

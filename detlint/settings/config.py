@@ -29,7 +29,7 @@ OUTPUT_FORMATS = ("concise", "full", "json", "sarif", "github")
 CONFIDENCE_LEVELS = ("certain", "likely", "possible")  # as lint/confidence.py orders them
 DEFAULT_SEED = 42
 # how settings/pins.py says where a version comes from: "setup.py pins tensorflow>=1.8.0,<2.0"
-_PINNED_PACKAGE = re.compile(r"\bpins ([A-Za-z0-9][A-Za-z0-9._-]*?)(?=[<>=!~ ;\[(]|$)")
+_PINNED_PACKAGE = re.compile(r"\bpins ([A-Za-z0-9][A-Za-z0-9._-]*?)(\[[^\]]*\])?(?=[<>=!~ ;(]|$)")
 KERAS_BACKENDS = ("tensorflow", "jax", "torch", "numpy", "openvino")
 SEED_LIMIT = 2**32  # seeds are 0 <= seed < 2**32: the range NumPy's legacy seeding accepts
 SEVERITIES = ("error", "warning", "note")
@@ -134,10 +134,13 @@ class Target:
     @property
     def package(self) -> str:
         """The distribution a dependency file pins for this version (``tensorflow-gpu``), as PEP
-        503 names it; "" when the version comes from anything else (what detlint's own
-        environment has installed says nothing of what the project trains with)."""
+        503 names it, with its extras (``jax[tpu]``); "" when the version comes from anything
+        else (what detlint's own environment has installed says nothing of what the project
+        trains with)."""
         found = _PINNED_PACKAGE.search(self.source)
-        return re.sub(r"[-_.]+", "-", found.group(1)).lower() if found else ""
+        if not found:
+            return ""
+        return re.sub(r"[-_.]+", "-", found.group(1)).lower() + (found.group(2) or "").lower()
 
     def set(self, version: Version, source: str, assumed: str = "") -> None:
         self._pending = None

@@ -251,7 +251,7 @@ def _pins(lines: list[tuple[str, str]], names: tuple[str, ...]) -> Iterator[tupl
     """(package, version specifier, where) for each requirement naming one of ``names`` (PEP 503
     names: ``tensorflow_gpu`` is ``tensorflow-gpu``; a bare name too)."""
     for pin in pins_of(lines, names):
-        yield pin.name, pin.spec, pin.where
+        yield pin.name + (f"[{pin.extras}]" if pin.extras else ""), pin.spec, pin.where
 
 
 def pinned_version(spec: str, key: str = "tensorflow") -> Optional[tuple[Version, str]]:

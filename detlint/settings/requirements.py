@@ -27,6 +27,7 @@ class Pin:
     canonical: str  # PEP 503: "tensorflow-gpu"
     spec: str  # the specifier, "" for none: "==1.4.0rc1", ">=2.1,<2.8"
     where: str  # the file it came from
+    extras: str = ""  # "tpu" for jax[tpu] (sorted, comma-separated)
 
 
 def canonical(name: str) -> str:
@@ -41,6 +42,8 @@ def parse_line(line: str, where: str = "") -> Optional[Pin]:
     if not text or _OPTION.match(text):
         return None
     text = text.rstrip("\\").strip()
+    # options after the requirement (jax[tpu]==0.4.14 -f https://...; --hash=...) are pip's, not its
+    text = re.sub(r"\s+--?[A-Za-z][\w-]*(?:[= ]\S+)?.*$", "", text)
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
@@ -54,7 +57,8 @@ def parse_line(line: str, where: str = "") -> Optional[Pin]:
     # the specifier as written (packaging sorts its clauses), for messages
     written = re.match(r"^[A-Za-z0-9._-]+\s*(?:\[[^\]]*\])?\s*\(?([^;@)]*)", text)
     spec = written.group(1).strip() if written else ""
-    return Pin(req.name, canonical(req.name), spec if readable(spec) else str(req.specifier), where)
+    return Pin(req.name, canonical(req.name), spec if readable(spec) else str(req.specifier), where,
+               ",".join(sorted(e.lower() for e in req.extras)))
 
 
 def _specifiers(spec: str) -> Optional["SpecifierSet"]:

@@ -50,6 +50,7 @@ WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 CONFIG_BUILDERS = "group:config-instantiators"
 CPU_BLOCKS = "group:cpu-device-blocks"
+RETURNS_RECEIVER = "group:returns-receiver"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 TAPES = "group:gradient-tapes"
@@ -64,7 +65,7 @@ LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
 NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
-                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CPU_BLOCKS,
+                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CPU_BLOCKS, RETURNS_RECEIVER,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -113,6 +114,8 @@ class Collector(CallValues, cst.CSTVisitor):
         self.suites: list[ordering.Suite] = []
         self.def_bodies: set[int] = set()
         self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
+        # "Cls.__init__" -> its parameters (name -> position after self, "" keyword-only)
+        self.init_params: dict[str, dict[str, str]] = {}
         self.library_bases: dict[str, str] = {}  # top-level class of this file -> its library base
         # (class, attribute) -> the project class an instance of which a method stored there
         self.attribute_made: dict[tuple[str, str], str] = {}
@@ -577,6 +580,11 @@ class Collector(CallValues, cst.CSTVisitor):
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             self.flow.parameter(self.flow_keys(param.name.value)[0])  # shadows a module-level name
+        if self.depth == 2 and self.classes and node.name.value == "__init__":  # (self, a, b, *, c)
+            positional = [p.name.value for p in [*params.posonly_params, *params.params]][1:]
+            self.init_params[f"{self.classes[-1]}.__init__"] = {
+                **{name: str(i) for i, name in enumerate(positional)},
+                **{p.name.value: "" for p in params.kwonly_params}}
 
     def note_registered(self, name: str, decorators: Sequence[cst.Decorator]) -> None:
         """``@registry.register_model(name="cnn") class SmallCNN``: what a project decorator is
@@ -949,6 +957,11 @@ class Collector(CallValues, cst.CSTVisitor):
             return
         if isinstance(target, cst.Attribute):
             owner = dotted(target.value)
+            kept = self.init_params.get(self.current_scope or "", {})
+            if owner == "self" and isinstance(value, cst.Name) and value.value in kept:
+                # self.netD = netD in __init__: the object a caller hands over is the attribute
+                cls = (self.current_scope or "").split(".")[0]
+                self.facts.kept_params[f"{cls}.{target.attr.value}"] = [value.value, kept[value.value]]
             if owner == "self" and isinstance(value, cst.Call) and self.current_scope and "." in self.current_scope:
                 # self.head = Head(): what self.head.loss(...) runs in the class's other methods
                 callee = dotted(value.func)
@@ -992,6 +1005,9 @@ class Collector(CallValues, cst.CSTVisitor):
                 callee = dotted(value.func)
                 if callee and not self.external(self.qualify(callee), callee):
                     self.made_by[name] = self.qualify(callee) or callee
+                made = self.constructed(value) if callee is None else None
+                if made:  # net = Net().to(device): what .to returns is the Net
+                    self.made_by[name] = made
                 held = self.held_functions(value)
                 if held:
                     self.holders[name] = held
@@ -1251,6 +1267,7 @@ class Collector(CallValues, cst.CSTVisitor):
         name = dotted(node.func)
         qual = self.qualify(name)
         start = len(self.facts.hits)
+        self.note_argument_types(node, name, qual)
         # layer(x) calls an object built earlier: its constructor was matched there
         if qual and not (name in self.instances and name not in self.aliases):
             if qual in ENV_CALLS or qual == "os.environ.update":
@@ -1406,6 +1423,38 @@ class Collector(CallValues, cst.CSTVisitor):
         if len(names) != len(listed.elements) or not all(made.get(n) and all(made[n]) for n in names):
             return None
         return names
+
+    def constructed(self, value: cst.BaseExpression) -> Optional[str]:
+        """The project class whose object an expression is: ``Net(...)``, ``Net().to(device)``
+        (methods that return their receiver: returns-receiver), a name made so; else None."""
+        if isinstance(value, cst.Name):
+            made = self.made_by.get(value.value)
+            return made if made and made.rsplit(".", 1)[-1][:1].isupper() else None
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and isinstance(value.func.value, cst.Call) and self._in_group(RETURNS_RECEIVER, None, value):
+            value = value.func.value
+        if not isinstance(value, cst.Call):
+            return None
+        callee = dotted(value.func)
+        qual = self.qualify(callee) if callee else None
+        if not callee or self.external(qual, callee) or not callee.rsplit(".", 1)[-1][:1].isupper():
+            return None
+        return qual or callee
+
+    def note_argument_types(self, node: cst.Call, name: Optional[str], qual: Optional[str]) -> None:
+        """``Trainer(netD=netD, ...)`` with ``netD = Discriminator()``: the project classes of
+        what a project class's constructor is given, by keyword or position (``#0``), so the
+        methods its object calls on what it keeps (``self.netD.train_step``) can be followed."""
+        if not name or self.external(qual, name) or not name.rsplit(".", 1)[-1][:1].isupper():
+            return
+        given = []
+        for i, arg in enumerate(a for a in node.args if not a.star):
+            made = self.constructed(arg.value)
+            if made:
+                given.append(f"{arg.keyword.value if arg.keyword else '#' + str(i)}={made}")
+        if given:
+            line, col = self.pos(node)[:2]
+            self.facts.arg_types[f"{line}:{col}"] = given
 
     def runs_later(self, qual: Optional[str]) -> bool:
         """Does this runner return the function it is given, transformed (``jax.jit``)?"""

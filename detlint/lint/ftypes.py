@@ -186,6 +186,11 @@ class FileFacts:
     # methods with no body of their own ("Cls.method": only `raise NotImplementedError`, or an
     # @abstractmethod): a call of one runs a subclass's override
     abstract: list[str] = field(default_factory=list)
+    # "Cls.attr" -> [parameter, position after self ("" keyword-only)]: what __init__ keeps of
+    # what it is given (self.netD = netD); "line:col" of a call of a project class -> the project
+    # classes of its arguments ["netD=pkg.nets.Discriminator", "#0=Generator"]
+    kept_params: dict[str, list[str]] = field(default_factory=dict)
+    arg_types: dict[str, list[str]] = field(default_factory=dict)
     noqa: dict[int, Optional[frozenset[str]]] = field(default_factory=dict)
     file_noqa: bool = False
     error: Optional[str] = None

@@ -64,6 +64,9 @@ class Program:
     # call sites that run one of several project callables chosen at run time (getattr(models,
     # name)(...)), by (file, line): what a message says of code reached through them
     choices: dict[tuple[Path, int], str] = field(default_factory=dict)
+    # (file, class, attribute) -> the project class of the object its constructor was given and
+    # keeps there (Trainer(netD=netD) with self.netD = netD): what self.netD.train_step() runs
+    kept: dict[tuple[Path, str, str], tuple[Path, str]] = field(default_factory=dict)
 
 
 class ModuleResolver:
@@ -292,6 +295,27 @@ class ProgramBuilder:
                 program.choices[(path, line)] = f"one of {len(out)} subclasses of {cls} that define {method}"
         return out[:MAX_CANDIDATES]
 
+    def _note_kept(self, program: Program, path: Path, facts: FileFacts, site: CallSite, found: list[Target],
+                   touch: FactsGetter) -> None:
+        """A constructor call given objects of project classes (``Trainer(netD=netD)``): what its
+        __init__ keeps of them (``self.netD = netD``), for the methods the object calls on them."""
+        given = facts.arg_types.get(f"{site.line}:{site.col}")
+        if not given:
+            return
+        for other_path, other_scope, other_self in found:
+            if other_self is None or not (other_scope or "").endswith(".__init__"):
+                continue
+            init = touch(other_path)
+            owner = (other_scope or "").rsplit(".", 1)[0]
+            for key, (param, position) in ((k, v) for k, v in (init.kept_params.items() if init else ())
+                                           if k.startswith(owner + ".") and len(v) == 2):
+                for entry in given:
+                    slot, _, qual = entry.partition("=")
+                    if slot == param or (position and slot == f"#{position}"):
+                        cls = self.class_named(path, facts, qual, touch)
+                        if cls is not None:
+                            program.kept[(other_self[0], other_self[1], key.split(".", 1)[1])] = cls
+
     def subclasses(self, cls: tuple[Path, str], facts_of: FactsGetter) -> list[tuple[Path, str]]:
         """The project classes deriving from ``cls`` (directly or not), found by its name."""
         key = (f"{cls[1]}@subclasses", cls[0])
@@ -477,6 +501,13 @@ class ProgramBuilder:
                 if found is not None:
                     yield found[0], found[1], receiver
                     return
+            if head == "self" and receiver is not None and method.count(".") == 1 and not local_only:
+                attribute, _, called = method.partition(".")
+                cls = program.kept.get((receiver[0], receiver[1], attribute))
+                found = self.method_of(cls, called, touch) if cls is not None else None
+                if found is not None:  # self.netD.train_step(): the class of what was handed over
+                    yield found[0], found[1], cls
+                    return
             if head in facts.classes and method and "." not in method:
                 # Cls.method(...), super().method(...): defined there or inherited; `self` stays
                 # the object being walked when there is one
@@ -517,16 +548,23 @@ class ProgramBuilder:
                     yield found[0], found[1], (path, name)
                 return
             head = name.split(".")[0]
-            if "." not in name and head not in facts.imports and not local_only and hops < MAX_REEXPORTS:
+            if head not in facts.imports and head not in facts.functions and facts.star_imports \
+                    and ("." not in name or head not in facts.classes) and not local_only and hops < MAX_REEXPORTS:
                 # a package passes on what it star-imports: `from .resnet import *` in models/__init__.py
+                # (a function, or a class and its method: `Trainer.train` from `from .trainer import *`)
+                passed_on = False
                 for star in facts.star_imports:
                     found = self.resolver.resolve(path, star)
                     other = touch(found[0]) if found and not found[1] and found[0] != path else None
-                    if other is not None and (name in other.functions or name in other.classes
-                                              or name in other.imports or other.star_imports):
+                    # (a dotted name only where that module defines its head: `cifar_nets.Net`
+                    # written through `from cifar_nets import *` is the module's own name)
+                    if other is not None and (head in other.functions or head in other.classes
+                                              or head in other.imports or ("." not in name and other.star_imports)):
+                        passed_on = True
                         yield from targets(found[0], other, CallSite(name, site.line, site.col, None), None,
                                            hops + 1)
-                return
+                if passed_on or "." not in name:
+                    return
             if head in facts.imports and not local_only and hops < MAX_REEXPORTS and (
                     "." not in name or facts.imports[head] != head and not self.resolver.resolve(path, name)):
                 # a package re-exports it: `from .models import build`, and a method of a class it
@@ -609,6 +647,7 @@ class ProgramBuilder:
                            None)
                 else:
                     found = list(targets(path, facts, event, receiver))
+                    self._note_kept(program, path, facts, event, found, touch)
                     for other_path, other_scope, other_self in found + self.overrides(found, program, path, line,
                                                                                        touch):
                         program.callers.setdefault((other_path, other_scope), set()).add((path, line, scope))

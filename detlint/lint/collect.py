@@ -1233,8 +1233,12 @@ class Collector(CallValues, cst.CSTVisitor):
         name = self.bound_to.get(id(call))
         if name is None:
             return False
-        start, end = self.pos(call)[0], (self.pos(self.top_function)[2] if self.top_function is not None else None)
-        lines = python_lines(self.source)[start:end]  # after the binding line, to the function's end
+        every = python_lines(self.source)
+        line = self.pos(call)[0]
+        if self.top_function is not None:  # after the binding line, to the function's end
+            lines = every[line:self.pos(self.top_function)[2]]
+        else:  # a module's name: its functions may use it wherever they are defined
+            lines = every[:line - 1] + every[line:]
         # every mention but `del name` (an environment made to read its spaces, then dropped) and
         # another object's attribute of the same name (`self.env`)
         mentions = [m for line in lines for m in re.finditer(rf"(?<![.\w]){re.escape(name)}\b((?:\.\w+){{0,2}})", line)

@@ -25,7 +25,7 @@ KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "keras_tuner", "kerastuner", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras",
                       "fire", "typer", "matplotlib", "albumentations", "hydra",
                       "optuna",  # optuna's names are checked on its wheels (benchmarks/verify_kb.py)
-                      "gym", "gymnasium")
+                      "gym", "gymnasium", "tflearn")
 
 
 def run_tf(code: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:

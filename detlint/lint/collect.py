@@ -1225,8 +1225,11 @@ class Collector(CallValues, cst.CSTVisitor):
         """Is the call's result only ever read through one of ``attributes`` (``vgg16().features``,
         or ``vgg = vgg16()`` with every later mention of ``vgg`` in the function ``vgg.features``)?
         A model cut down to its feature layers never runs its head."""
-        def through(path: str) -> bool:  # "action_space.n" is read through "action_space.n"
-            return any(path == a or path.startswith(a + ".") for a in attributes)
+        def through(path: str, line: str, start: int, end: int) -> bool:
+            # "action_space.n" is read through "action_space.n"; "reset()" is a call whose
+            # result is dropped (a statement of its own: `env.reset()`)
+            dropped = not line[:start].strip() and line[end:].lstrip().startswith("(")
+            return any(path == a or path.startswith(a + ".") or (dropped and a == path + "()") for a in attributes)
 
         if self.read_attribute.get(id(call)) in attributes:
             return True
@@ -1239,11 +1242,11 @@ class Collector(CallValues, cst.CSTVisitor):
             lines = every[line:self.pos(self.top_function)[2]]
         else:  # a module's name: its functions may use it wherever they are defined
             lines = every[:line - 1] + every[line:]
-        # every mention but `del name` (an environment made to read its spaces, then dropped) and
-        # another object's attribute of the same name (`self.env`)
+        # every mention but `del name` (an environment made to read its spaces, then dropped),
+        # another object's attribute of the same name (`self.env`) and comments
         mentions = [m for line in lines for m in re.finditer(rf"(?<![.\w]){re.escape(name)}\b((?:\.\w+){{0,2}})", line)
-                    if not re.search(r"\bdel\s+$", line[:m.start()])]
-        return bool(mentions) and all(through(m.group(1)[1:]) for m in mentions)
+                    if not re.search(r"\bdel\s+$", line[:m.start()]) and "#" not in line[:m.start()]]
+        return bool(mentions) and all(through(m.group(1)[1:], m.string, m.start(), m.end()) for m in mentions)
 
     def order_read(self, call: cst.Call, matcher: Any) -> bool:
         """Is the order of ``call``'s result read (not only sorted, counted, tested or shown)?"""

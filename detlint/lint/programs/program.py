@@ -549,7 +549,9 @@ class ProgramBuilder:
                 return
             head = name.split(".")[0]
             if head not in facts.imports and head not in facts.functions and facts.star_imports \
-                    and ("." not in name or head not in facts.classes) and not local_only and hops < MAX_REEXPORTS:
+                    and ("." not in name or head not in facts.classes and head not in {
+                        star.rsplit(".", 1)[-1] for star in facts.star_imports}) \
+                    and not local_only and hops < MAX_REEXPORTS:
                 # a package passes on what it star-imports: `from .resnet import *` in models/__init__.py
                 # (a function, or a class and its method: `Trainer.train` from `from .trainer import *`)
                 passed_on = False

@@ -31,7 +31,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
-                                     "outside-methods", "runs-methods", "imports", "runs-later"} | PROVENANCE_KEYS
+                                     "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
@@ -136,6 +136,9 @@ class Matcher:
     # not matched when the call's result is only read through these attributes (a model cut
     # down to its ``features``)
     unless_only: tuple[str, ...] = ()
+    # methods that give the object made a seed later (``rng = random.Random()`` ... ``rng.seed(s)``):
+    # a match whose object (a name or ``self.attr``) is given one in the same file is none
+    unless_reseeded: tuple[str, ...] = ()
     # matched only inside methods of these names (a dataset's ``__getitem__``, which runs in the
     # loader's worker processes)
     in_methods: tuple[str, ...] = ()
@@ -442,6 +445,7 @@ class _Reader:
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
+            unless_reseeded=tuple(spec.get("unless-reseeded", ())),
             in_methods=tuple(spec.get("in-methods", ())),
             outside_methods=(tuple((spec.get("outside-methods") or {}).get("names", ())),
                              tuple((spec.get("outside-methods") or {}).get("in-files-importing", ()))),

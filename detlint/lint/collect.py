@@ -114,6 +114,7 @@ class Collector(CallValues, cst.CSTVisitor):
         self.suites: list[ordering.Suite] = []
         self.def_bodies: set[int] = set()
         self.made_by: dict[str, str] = {}  # name -> the project function whose call made it
+        self.bound_attribute: dict[int, str] = {}  # id(value) -> "self.rng" for self.rng = value
         # "Cls.__init__" -> its parameters (name -> position after self, "" keyword-only)
         self.init_params: dict[str, dict[str, str]] = {}
         self.library_bases: dict[str, str] = {}  # top-level class of this file -> its library base
@@ -868,6 +869,8 @@ class Collector(CallValues, cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1:
             self.frozen_models.note_bind(node.targets[0].target, self.pos(node)[0])
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
+            self.bound_attribute[id(node.value)] = dotted(node.targets[0].target) or ""
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.bound_to[id(node.value)] = node.targets[0].target.value
             # train_fn = train.train, creator = get_model_creator(hparams) (a factory returning a
@@ -1140,6 +1143,8 @@ class Collector(CallValues, cst.CSTVisitor):
                     continue
                 if call is not None and matcher.unless_only and self.read_only_through(call, matcher.unless_only):
                     continue
+                if call is not None and matcher.unless_reseeded and self.reseeded(call, matcher.unless_reseeded):
+                    continue
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
                 at = self.pointed(call, matcher, False) if call is not None else None
                 self.hit(owner, i, shown, node, detail, at)
@@ -1247,6 +1252,17 @@ class Collector(CallValues, cst.CSTVisitor):
         mentions = [m for line in lines for m in re.finditer(rf"(?<![.\w]){re.escape(name)}\b((?:\.\w+){{0,2}})", line)
                     if not re.search(r"\bdel\s+$", line[:m.start()]) and "#" not in line[:m.start()]]
         return bool(mentions) and all(through(m.group(1)[1:], m.string, m.start(), m.end()) for m in mentions)
+
+    def reseeded(self, call: cst.Call, methods: tuple[str, ...]) -> bool:
+        """Is the object made by ``call`` (bound to a name or ``self.attr``) given a seed later in
+        the file (``rng.seed(seed)``, ``self.rng.seed(self.seed + epoch)``), with an argument?"""
+        name = self.bound_to.get(id(call)) or self.bound_attribute.get(id(call))
+        if not name:
+            return False
+        called = "|".join(re.escape(m) for m in methods)
+        pattern = rf"(?<![\w.]){re.escape(name)}\.(?:{called})\(\s*[^)\s]"
+        return any(re.search(pattern, line) and "#" not in line[:line.find(name)]
+                   for line in python_lines(self.source))
 
     def order_read(self, call: cst.Call, matcher: Any) -> bool:
         """Is the order of ``call``'s result read (not only sorted, counted, tested or shown)?"""

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from detlint.settings.config import Settings, Target
 from detlint.lint.confidence import LEVELS, lower, of_trace, of_training
-from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, top_scope
+from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_OTHER, Diagnostic, FileFacts, Hit, top_scope
 from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
 from detlint.knowledge.versions import Version
@@ -703,7 +703,7 @@ def _project_call(facts: FileFacts, target: str) -> bool:
     """Is ``target`` a function of the file or one imported from the project (it may train)?"""
     head = target.split(".")[0]
     # ... or a method of an object of a project class (``ddpg.learn()``: ``<local class>.learn``)
-    if head in facts.functions or head in facts.classes or head in ("self", "super") or head.startswith("<"):
+    if head in facts.functions or head in facts.classes or head in ("self", "super", LOCAL_OTHER, LOCAL_FRAMEWORK):
         return True
     qual = facts.imports.get(head)
     return qual is not None and (qual.startswith(".") or qual.split(".")[0] not in EXTERNAL_MODULES | facts.frameworks)

@@ -31,7 +31,7 @@ from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from detlint.lint.names import EXTERNAL_MODULES
-from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
+from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, SPELLED
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
@@ -44,7 +44,6 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
 
 Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
-LOCAL_OTHER = "<local class>"
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
@@ -1479,17 +1478,18 @@ class Collector(CallValues, cst.CSTVisitor):
             line, col = self.pos(node)[:2]
             self.facts.arg_types[f"{line}:{col}"] = given
 
-    def runs_later(self, qual: Optional[str]) -> bool:
-        """Does this runner return the function it is given, transformed (``jax.jit``)?"""
-        return any(self.kb.matcher(owner, i).runs_later for candidate in (names.candidates(qual) if qual else ())
-                   for owner, i in self.kb.index["call"].get(candidate, ()))
-
-    def default_function(self, qual: Optional[str]) -> Optional[str]:
+    def call_matchers(self, qual: Optional[str]) -> Iterator[Any]:
+        """The knowledge base's call matchers of a qualified name (any spelling of it)."""
         for candidate in names.candidates(qual) if qual else ():
             for owner, i in self.kb.index["call"].get(candidate, ()):
-                if self.kb.matcher(owner, i).runs_by_default:
-                    return self.kb.matcher(owner, i).runs_by_default
-        return None
+                yield self.kb.matcher(owner, i)
+
+    def runs_later(self, qual: Optional[str]) -> bool:
+        """Does this runner return the function it is given, transformed (``jax.jit``)?"""
+        return any(m.runs_later for m in self.call_matchers(qual))
+
+    def default_function(self, qual: Optional[str]) -> Optional[str]:
+        return next((m.runs_by_default for m in self.call_matchers(qual) if m.runs_by_default), None)
 
     def held_functions(self, node: cst.Call) -> list[str]:
         """The functions a function-holders constructor is given (``model_fn=model_fn``)."""

@@ -38,6 +38,7 @@ class Unknown:
 UNKNOWN = Unknown()
 # what a module exports as a project class deriving from a framework class (keras.Model)
 LOCAL_FRAMEWORK = "<local framework class>"
+LOCAL_OTHER = "<local class>"  # an object of a project class that derives from no framework class
 # ... and as a project function with a Capitalised name (``def Unet(...)``, a model factory): a
 # call of it is not a constructor, whatever its name looks like
 LOCAL_FUNCTION = "<local function>"

@@ -141,18 +141,19 @@ def test_a_release_date_table_is_checked_against_the_first_upload_of_each_releas
     a date that is not the first upload of the release's first final version is wrong."""
     monkeypatch.setenv("DETLINT_KB_WHEELS", str(tmp_path))
     (tmp_path / "answers").mkdir()
-    (tmp_path / "answers" / "uploads-fakelib.json").write_text(json.dumps(
-        {"1.0": ["2019-02-26", "1.0.1"], "1.1": ["2019-06-19", "1.1.0"]}))
+    (tmp_path / "answers" / "uploads-v2-fakelib.json").write_text(json.dumps(
+        {"1.0": ["2019-02-26", "1.0.1"], "1.1": ["2019-06-19", "1.1.0"], "1.1.4": ["2019-09-02", "1.1.4"]}))
     probes = {"up": kbp.Probe("up", None, "upload-times", "", distribution="fakelib")}
     check = {"probe": "up", "expect": "dates"}
 
     def fact(dates):
         return Fact("rules/x/versions.yaml", "released", "x", {"dates": dates}, "PyPI", check)
 
-    right = _verify(fact({"1.0": "2019-02-26", "1.1": "2019-06-19"}), probes)
-    assert right.status == "right" and right.agree == ["fakelib 1.0", "fakelib 1.1"]
-    wrong = _verify(fact({"1.0": "2019-02-25", "1.2": "2019-10-01"}), probes)
+    right = _verify(fact({"1.0": "2019-02-26", "1.1": "2019-06-19", "1.1.4": "2019-09-02"}), probes)
+    assert right.status == "right" and right.agree == ["fakelib 1.0", "fakelib 1.1", "fakelib 1.1.4"]
+    wrong = _verify(fact({"1.0": "2019-02-25", "1.2": "2019-10-01", "1.1.4": "2019-06-19"}), probes)
     assert wrong.status == "wrong" and wrong.disagree == [
         "fakelib 1.0: the fact says 2019-02-25, PyPI says 2019-02-26 (1.0.1) (up)",
-        "fakelib 1.2: the fact says 2019-10-01, PyPI says no such release (up)"]
+        "fakelib 1.2: the fact says 2019-10-01, PyPI says no such release (up)",
+        "fakelib 1.1.4: the fact says 2019-06-19, PyPI says 2019-09-02 (1.1.4) (up)"]
     assert kbp.validate(fact({}), probes) == ["expect: dates needs the fact's dates"]

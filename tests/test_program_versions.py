@@ -477,16 +477,66 @@ def test_what_a_dockerfile_states_for_unpinned_code(tmp_path: Path, dockerfile: 
 
 
 @pytest.mark.parametrize("spec, key, version", [
-    ("==0.4.28", "jax", "0.4"), ("==0.4.38", "jax", "0.4"), ("~=0.4.30", "jax", "0.4"),
-    ("==1.15.5", "tensorflow", "1.15"), ("==2.1.0", "torch", "2.1"),
+    ("==0.4.28", "jax", "0.4"), ("==0.4.29", "jax", "0.4.29"), ("==0.4.35", "jax", "0.4.29"),
+    ("==0.4.38", "jax", "0.4.36"), ("~=0.4.30", "jax", "0.4.29"), (">=0.4.33,<0.5", "jax", "0.4.29"),
+    ("==0.4.*", "jax", "0.4"), (">=0.4.36", "jax", "0.4.36"),
+    ("==1.15.5", "tensorflow", "1.15"), ("==2.1.0", "torch", "2.1"), ("==2.15.1", "tensorflow", "2.15"),
 ])
 def test_a_pin_with_a_late_patch_release_is_in_its_minor(spec: str, key: str, version: str) -> None:
     """JAX's 0.4 line has patch releases past 0.4.20: `jax==0.4.28` is JAX 0.4, not a version newer
-    than any detlint knows."""
+    than any detlint knows. Within 0.4 the knowledge base lists the patch releases that changed
+    determinism (0.4.29, 0.4.36): a pin is the listed release it falls in."""
     from detlint.settings.pins import pinned_version
 
     found, note = pinned_version(spec, key)
     assert str(found) == version and note == ""
+
+
+def test_a_range_bound_names_a_minor_or_a_patch_release() -> None:
+    """A bound without a patch compares by minor release; one with a patch, exactly."""
+    from detlint.knowledge.versions import VersionRange, release_of
+
+    v = Version.parse
+    assert VersionRange.parse("<0.5").contains(v("0.4.36")) and not VersionRange.parse("<0.4").contains(v("0.4.29"))
+    assert VersionRange.parse("==2.15").contains(v("2.15.3")) and not VersionRange.parse("<2.15").contains(v("2.15.3"))
+    assert VersionRange.parse("<0.4.36").contains(v("0.4.29")) and not VersionRange.parse("<0.4.36").contains(v("0.4.36"))
+    assert VersionRange.parse(">=0.4.29").contains(v("0.5")) and not VersionRange.parse(">=0.4.29").contains(v("0.4"))
+    assert [str(release_of(v(t), k)) for t, k in [("0.4.31", "jax"), ("0.4.3", "jax"), ("0.4.40", "jax"),
+                                                  ("2.15.1", "tensorflow"), ("0.5.2", "jax")]] == \
+        ["0.4.29", "0.4", "0.4.36", "2.15", "0.5"]
+
+
+MAX_POOL_UNDER_FLAG = textwrap.dedent("""\
+    import os
+    os.environ["XLA_FLAGS"] = "{flag}=true"
+    import jax
+    import optax
+    from flax import linen as nn
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.max_pool(nn.Conv(8, (3, 3))(x), (2, 2), strides=(2, 2))
+
+    model = CNN()
+    grads = jax.grad(loss)(params, batch)
+    params = optax.apply_updates(params, updates)
+    """)
+
+
+@pytest.mark.parametrize("pin, flag, codes", [
+    ("jax==0.4.35", "--xla_gpu_deterministic_ops", ["DET705"]),
+    ("jax==0.4.36", "--xla_gpu_deterministic_ops", []),
+    ("jax[cuda12]==0.4.28", "--xla_gpu_exclude_nondeterministic_ops", ["DET701"]),
+    ("jax[cuda12]==0.4.30", "--xla_gpu_exclude_nondeterministic_ops", ["DET705"]),
+    ("jax>=0.5", "--xla_gpu_exclude_nondeterministic_ops", []),
+])
+def test_jax_patch_releases_that_changed_determinism(tmp_path: Path, pin: str, flag: str, codes: list[str]) -> None:
+    """jaxlib 0.4.29 brought --xla_gpu_exclude_nondeterministic_ops (older XLA aborts on it);
+    from 0.4.36 the max-pool gradient has a deterministic GPU implementation under the flags."""
+    write(tmp_path, {".git/HEAD": "", "requirements.txt": pin + "\n", "train.py": MAX_POOL_UNDER_FLAG.format(flag=flag)})
+    found = json.loads(run(".", "--output-format", "json", "--select", "DET7", cwd=tmp_path).stdout)
+    assert sorted(f["code"] for f in found) == codes, found
 
 
 def test_show_settings_lists_the_programs_of_a_nested_project(tmp_path: Path) -> None:

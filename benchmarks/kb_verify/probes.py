@@ -121,8 +121,9 @@ class Reader:
 
     def first_uploads(self, distribution: str) -> dict[str, tuple[str, str]] | None:
         """minor release -> (the day its first final version was first uploaded, that version),
-        from PyPI's simple index (PEP 700 upload-time); kept beside the wheels. None: no index."""
-        path = cache_dir() / "answers" / f"uploads-{distribution}.json"
+        and each final version ("0.4.29") -> (the day it was first uploaded, itself), from PyPI's
+        simple index (PEP 700 upload-time); kept beside the wheels. None: no index."""
+        path = cache_dir() / "answers" / f"uploads-v2-{distribution}.json"
         if path.is_file():
             return {k: tuple(v) for k, v in json.loads(path.read_text()).items()}  # type: ignore[misc]
         import urllib.request
@@ -148,6 +149,8 @@ class Reader:
             minor, when = f"{version.major}.{version.minor}", (item["upload-time"][:10], str(version))
             if minor not in first or (version, when[0]) < (Version(first[minor][1]), first[minor][0]):
                 first[minor] = when
+            if len(version.release) == 3 and (str(version) not in first or when[0] < first[str(version)][0]):
+                first[str(version)] = when
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(first, sort_keys=True))
         return first
@@ -279,7 +282,8 @@ def verify(fact: Fact, probes: dict[str, Probe], reader: Reader, only: str | Non
 
 def _verify_dates(fact: Fact, probe: Probe, reader: Reader, verdict: Verdict) -> None:
     """A release-date table: each minor release's date is the day its first final version (X.Y.0,
-    or the first X.Y.z where no .0 was published) was first uploaded to PyPI."""
+    or the first X.Y.z where no .0 was published) was first uploaded to PyPI; a patch release's
+    (X.Y.Z), the day it was."""
     uploads = reader.first_uploads(probe.distribution)
     if uploads is None:
         verdict.skipped.append(probe.distribution)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 class Framework:
     key: str  # as folders, settings and messages name it: "torch"
     title: str  # "PyTorch"
-    releases: tuple[str, ...]  # every minor release the knowledge base describes, oldest first
+    # every minor release the knowledge base describes, oldest first, and the patch releases that
+    # changed what a minor release does ("0.4.29": from it to the next one listed)
+    releases: tuple[str, ...]
     # the distributions that install it (pins and installed metadata are read for these)
     distributions: tuple[str, ...]
     option: str  # the command-line option: "--torch-version"
@@ -63,11 +65,12 @@ FRAMEWORKS: dict[str, Framework] = {
         option="--lightning-version", setting="lightning-version", floor_is_era=False,
         imports=("lightning", "pytorch_lightning"), kernels_of="torch"),
     # JAX's API is keyed by jax's minor release (0.4 spanned 2022-2024); jaxlib carries XLA and
-    # is released in step with it. XLA reads XLA_FLAGS when the backend starts: a program may
+    # is released in step with it, and changed its determinism within 0.4: 0.4.29 brought
+    # --xla_gpu_exclude_nondeterministic_ops, 0.4.36 a deterministic max-pool gradient. XLA reads XLA_FLAGS when the backend starts: a program may
     # import the libraries built on JAX (Flax, Optax, Keras on JAX) before it sets them
     "jax": Framework(
         key="jax", title="JAX",
-        releases=tuple(f"0.{minor}" for minor in range(1, 11)),
+        releases=(*(f"0.{minor}" for minor in range(1, 5)), "0.4.29", "0.4.36", *(f"0.{minor}" for minor in range(5, 11))),
         distributions=("jax", "jaxlib"),
         option="--jax-version", setting="jax-version", floor_is_era=False,
         starts=("jax", "flax", "optax", "equinox", "haiku", "orbax", "keras"),

@@ -15,25 +15,34 @@ KNOWN_TF_VERSIONS: tuple[str, ...] = framework("tensorflow").releases
 @total_ordering
 @dataclass(frozen=True)
 class Version:
+    """A release as the knowledge base names it: a minor release (``2.15``), or a patch release
+    where a framework's behaviour changed within a minor one (JAX ``0.4.36``). ``2.15`` is
+    ``2.15.0``: a bound without a patch compares by minor release (``<2.15`` excludes 2.15.3)."""
+
     major: int
     minor: int
+    patch: int = 0
 
     @classmethod
     def parse(cls, text: str) -> "Version":
-        match = re.match(r"^\s*v?(\d+)(?:\.(\d+))?", str(text))
+        match = re.match(r"^\s*v?(\d+)(?:\.(\d+)(?:\.(\d+))?)?", str(text))
         if not match:
             raise ValueError(f"not a version number: {text!r}")
-        return cls(int(match.group(1)), int(match.group(2) or 0))
+        return cls(int(match.group(1)), int(match.group(2) or 0), int(match.group(3) or 0))
+
+    @property
+    def minor_release(self) -> "Version":
+        return Version(self.major, self.minor)
 
     def __lt__(self, other: "Version") -> bool:
-        return (self.major, self.minor) < (other.major, other.minor)
+        return (self.major, self.minor, self.patch) < (other.major, other.minor, other.patch)
 
     def __str__(self) -> str:
-        return f"{self.major}.{self.minor}"
+        return f"{self.major}.{self.minor}" + (f".{self.patch}" if self.patch else "")
 
 
 NEWEST_KNOWN = Version.parse(KNOWN_TF_VERSIONS[-1])
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<|~=)?\s*v?(\d+(?:\.\d+)?)(?:\.\*|\.\d+)*\s*$")
+_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<|~=)?\s*v?(\d+(?:\.\d+){0,2})(?:\.\*|\.\d+)*\s*$")
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,8 @@ class VersionRange:
 
     def contains(self, version: Version) -> bool:
         for op, bound in self.clauses:
+            # a bound without a patch names a whole minor release: 2.15.3 is "==2.15", not ">2.15"
+            version = version if bound.patch else version.minor_release
             ok = {
                 ">=": version >= bound, ">": version > bound, "<=": version <= bound,
                 "<": version < bound, "==": version == bound, "!=": version != bound,
@@ -78,6 +89,14 @@ def known_versions(key: str = DEFAULT_FRAMEWORK) -> list[Version]:
 @lru_cache(maxsize=None)
 def _known(key: str) -> tuple[Version, ...]:
     return tuple(Version.parse(v) for v in framework(key).releases)
+
+
+def release_of(version: Version, key: str = DEFAULT_FRAMEWORK) -> Version:
+    """The known release that describes ``version`` (``0.4.31`` is JAX ``0.4.29``, the patch
+    release that changed what 0.4.31 does; ``2.15.1`` is ``2.15``); a minor release the knowledge
+    base does not list keeps its minor number."""
+    same = [v for v in _known(key) if v.minor_release == version.minor_release and v <= version]
+    return same[-1] if same else version.minor_release
 
 
 def newest_known(key: str = DEFAULT_FRAMEWORK) -> Version:

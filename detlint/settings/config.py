@@ -16,7 +16,7 @@ from detlint.settings.pins import (has_dependency_file, installed_tf_version, in
                                    pinned_framework_version, pinned_keras_major, version_root)
 from detlint.settings.limits import docs_url_problem, size_problem
 from detlint.settings.tomlfile import TomlError, parse_toml
-from detlint.knowledge.versions import Version, known_versions, newest_known
+from detlint.knowledge.versions import Version, known_versions, newest_known, release_of
 from detlint.lint.escapes import shown
 from detlint.lint.files.display import printable_name
 from detlint.lint.files.named_paths import below_named_links, home_folder
@@ -474,7 +474,7 @@ def _apply_table(settings: Settings, table: dict[str, Any], where: str,
 def parse_version_option(text: str, where: str, key: str = "tensorflow") -> Version:
     fw = framework(key)
     try:
-        version = Version.parse(text)
+        version = release_of(Version.parse(text), key)
     except ValueError:
         raise ConfigError(f"{where}: {text!r} is not a {fw.title} version such as {fw.releases[-1]}") from None
     if version not in known_versions(key):

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from detlint.knowledge.frameworks import framework
 from detlint.settings.tomlfile import TomlError, parse_toml
-from detlint.knowledge.versions import Version, known_versions, newest_known
+from detlint.knowledge.versions import Version, known_versions, newest_known, release_of
 from detlint.settings.requirements import allowed, allows_minor, canonical, pins_of, readable
 from detlint.lint.files.named_paths import home_folder
 from detlint.lint.files.sources import read_regular
@@ -400,7 +400,7 @@ def installed_version(key: str, *roots: Path) -> Optional[tuple[Version, str]]:
     for prefix, label in dict.fromkeys(prefixes):
         for site in _site_packages(prefix):
             for dist, version, full in _dist_versions(site, distributions):
-                found = Pinned((version, f"{dist} {full} installed in {label}"))
+                found = Pinned((release_of(version, key), f"{dist} {full} installed in {label}"))
                 # what the project runs (outweighs a program's last commit), unless it is the
                 # environment detlint itself runs in (a pre-commit hook's sets $VIRTUAL_ENV)
                 found.in_project = _real(prefix) != _real(Path(sys.prefix))
@@ -410,14 +410,14 @@ def installed_version(key: str, *roots: Path) -> Optional[tuple[Version, str]]:
     own = [Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
     for site in own:
         for dist, version, full in _dist_versions(site, distributions):
-            return version, f"installed {dist} {full}"
+            return release_of(version, key), f"installed {dist} {full}"
     if own:
         return None
     from importlib import metadata
 
     for dist in distributions:
         try:
-            return Version.parse(metadata.version(dist)), f"installed {dist} {metadata.version(dist)}"
+            return release_of(Version.parse(metadata.version(dist)), key), f"installed {dist} {metadata.version(dist)}"
         except (metadata.PackageNotFoundError, ValueError):
             continue
     return None

@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from detlint.knowledge.frameworks import FRAMEWORKS, framework
 from detlint.knowledge.kb import Era
-from detlint.knowledge.versions import Version, known_versions
+from detlint.knowledge.versions import Version, known_versions, release_of
 from detlint.settings.commit_dates import CommitDates
 from detlint.settings.config import Settings, Target, warn
 from detlint.settings.eras import _raw, file_era, hint_evidence, narrowed_by
@@ -56,6 +56,7 @@ def _clamped(key: str, version: Version, how: str) -> tuple[Version, str]:
     """A stated version as one the knowledge base describes: older than every known release is
     checked as the oldest (which has no switch either), newer as the newest."""
     known = known_versions(key)
+    version = release_of(version, key)
     if version < known[0]:
         about = framework(key).before_oldest
         return known[0], f"{how}; older than any version detlint knows, checked as {known[0]}" + (

@@ -71,9 +71,11 @@ def _specifiers(spec: str) -> Optional["SpecifierSet"]:
 
 
 @lru_cache(maxsize=8192)
-def allows_minor(spec: str, minor: Version) -> bool:
+def allows_minor(spec: str, minor: Version, below: int = 100) -> bool:
     """Does the specifier allow some release of ``minor`` (``2.4`` for ``~=2.4.1``, ``1.4`` for
-    ``==1.4.0rc1``)? An unreadable specifier allows nothing."""
+    ``==1.4.0rc1``)? From ``minor``'s patch on and below patch ``below``: a patch release the
+    knowledge base lists (JAX ``0.4.29``) stands for its patches up to the next one it lists. An
+    unreadable specifier allows nothing."""
     found = _specifiers(spec)
     if found is None:
         return False
@@ -86,8 +88,12 @@ def allows_minor(spec: str, minor: Version) -> bool:
         except InvalidVersion:
             pinned = None
         if pinned is not None and len(pinned.release) >= 2:
-            return found.contains(pinned, prereleases=True) and pinned.release[:2] == (minor.major, minor.minor)
+            patch = pinned.release[2] if len(pinned.release) > 2 else 0
+            return found.contains(pinned, prereleases=True) and pinned.release[:2] == (minor.major, minor.minor) \
+                and minor.patch <= patch < below
     for patch in _PATCHES:
+        if patch.isdigit() and not minor.patch <= int(patch) < below or not patch.isdigit() and minor.patch:
+            continue
         try:
             candidate = PepVersion(f"{minor.major}.{minor.minor}.{patch}")
         except InvalidVersion:  # pragma: no cover - the patches above are all valid
@@ -98,8 +104,16 @@ def allows_minor(spec: str, minor: Version) -> bool:
 
 
 def allowed(spec: str, releases: Iterable[Version]) -> list[Version]:
-    """The releases a specifier allows, in the order given."""
-    return [v for v in releases if allows_minor(spec, v)]
+    """The releases a specifier allows, in the order given (oldest first: a patch release the list
+    names ends the span of the release before it)."""
+    ordered = list(releases)
+    out = []
+    for i, release in enumerate(ordered):
+        after = ordered[i + 1] if i + 1 < len(ordered) else None
+        below = after.patch if after is not None and after.minor_release == release.minor_release else 100
+        if allows_minor(spec, release, below):
+            out.append(release)
+    return out
 
 
 def readable(spec: str) -> bool:

@@ -9,7 +9,7 @@ import re
 from typing import Iterator, Optional
 
 from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.knowledge.versions import Version
+from detlint.knowledge.versions import Version, release_of
 from detlint.settings.requirements import canonical, parse_line
 
 # distribution or module name (PEP 503 form) -> framework key
@@ -17,7 +17,7 @@ _NAMES: dict[str, str] = {canonical(d): fw.key for fw in FRAMEWORKS.values() for
 _NAMES.update({"tensorflow-core": "tensorflow", "pytorch": "torch", "pytorch-lightning": "lightning"})
 _MODULE_ALIASES = {"tf": "tensorflow", "tensorflow": "tensorflow", "torch": "torch", "jax": "jax",
                    "pl": "lightning", "pytorch_lightning": "lightning", "lightning": "lightning"}
-_NUMBER = r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-.]?(?:rc|dev|a|b|post)\w*)?"
+_NUMBER = r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-.]?(?:rc|dev|a|b|post)\w*)?"
 _NAME_ALT = "|".join(sorted({re.escape(n) for n in _NAMES} | {n.replace("-", "_") for n in _NAMES}
                             | {"TensorFlow", "PyTorch", "JAX"}, key=len, reverse=True))
 # "torch 1.0.0", "torch      : 1.10.1" (%watermark), "TensorFlow version: 2.2.0", "PyTorch version 1.4"
@@ -65,6 +65,11 @@ def _output_lines(cell: dict) -> Iterator[str]:
         yield from lines if len(lines) <= MAX_OUTPUT_LINES else lines[:MAX_OUTPUT_LINES] + lines[-5:]
 
 
+def _version(match: "re.Match[str]", first: int) -> Version:
+    """The version whose major, minor and patch numbers are the match's groups from ``first`` on."""
+    return Version(*(int(match.group(first + i) or 0) for i in range(3)))
+
+
 _IMPORT_AS = re.compile(r"^\s*import\s+(\w+)\s+as\s+(\w+)\s*$", re.MULTILINE)
 
 
@@ -81,14 +86,14 @@ def _printed(cell: dict, source: str, aliases: dict[str, str]) -> Iterator[tuple
                 key = _key(match.group(1))
                 if key is not None:
                     number = re.search(r"\d+\.\d+\S*", match.group(0)[len(match.group(1)):])
-                    yield key, Version(int(match.group(2)), int(match.group(3))), \
+                    yield key, _version(match, 2), \
                         f"{match.group(1)} {number.group(0).rstrip(')') if number else ''} in the notebook's {how}"
     # print(torch.__version__) alone in its cell: the first line of its output is the version
     if len(frameworks) == 1 and len(modules) == 1 and lines:
         bare = _BARE_VERSION.match(lines[0])
         if bare:
             key = frameworks.pop()
-            yield key, Version(int(bare.group(1)), int(bare.group(2))), \
+            yield key, _version(bare, 1), \
                 f"{next(iter(modules))}.__version__ printed as {lines[0].strip()}"
         return
     # print(torch.__version__, torchvision.__version__): as many versions on the first line or
@@ -98,7 +103,7 @@ def _printed(cell: dict, source: str, aliases: dict[str, str]) -> Iterator[tuple
     if frameworks and len(named) > 1 and len(numbers) == len(named) and all(numbers):
         for module, number in zip(named, numbers):
             if module in known:
-                yield known[module], Version(int(number.group(1)), int(number.group(2))), \
+                yield known[module], _version(number, 1), \
                     f"{module}.__version__ printed as {number.group(0)}"
 
 
@@ -112,7 +117,7 @@ def _installs(source: str) -> Iterator[tuple[str, Version, str]]:
             key = _key(pin.canonical) if pin else None
             exact = re.match(r"^(?:===?)\s*" + _NUMBER, pin.spec) if pin else None
             if key is not None and exact:
-                yield key, Version(int(exact.group(1)), int(exact.group(2))), f"pip install {word} in the notebook"
+                yield key, _version(exact, 1), f"pip install {word} in the notebook"
     if _COLAB_TF.search(source):  # Colab's TensorFlow 1 was 1.15
         yield "tensorflow", Version(1, 15), "%tensorflow_version 1.x in the notebook (Colab's TensorFlow 1.15)"
 
@@ -129,4 +134,4 @@ def stated_versions(raw: str) -> dict[str, tuple[Version, str]]:
         source = _text(cell.get("source"))
         for key, version, how in (*_printed(cell, source, aliases), *_installs(source)):
             (jaxlib if how.startswith(("jaxlib", "pip install jaxlib")) else found).setdefault(key, (version, how))
-    return {**jaxlib, **found}
+    return {key: (release_of(version, key), how) for key, (version, how) in {**jaxlib, **found}.items()}

@@ -1,4 +1,5 @@
-"""The README's examples, run as a reader would run them, with their shown output compared."""
+"""The README's examples, and the `detlint diverge` walkthrough of docs/diverge.md, run as a reader
+would run them, with their shown output compared; the README stays short and links the docs pages."""
 from __future__ import annotations
 
 import os
@@ -14,6 +15,7 @@ import pytest
 from conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DIVERGE = (ROOT / "docs" / "diverge.md").read_text(encoding="utf-8")
 BIN = Path(sys.executable).parent  # the environment the README's set-up command made
 
 
@@ -21,12 +23,13 @@ def env() -> dict[str, str]:
     return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def fenced_blocks(lang: str = "") -> list[str]:
-    """The README's fenced code blocks whose info string is ``lang``, in order."""
+def fenced_blocks(lang: str = "", text: str = README) -> list[str]:
+    """The fenced code blocks of ``text`` (the README unless given) whose info string is ``lang``,
+    in order."""
     blocks: list[str] = []
     current: list[str] | None = None
     info = ""
-    for line in README.splitlines():
+    for line in text.splitlines():
         if line.startswith("```"):
             if current is None:
                 current, info = [], line[3:].strip()
@@ -86,14 +89,14 @@ def _normalise(text: str) -> list[str]:
     return [line.rstrip() for line in text.strip().splitlines()]
 
 
-WALKTHROUGH = [b for b in fenced_blocks() if b.startswith("$ detlint diverge")]
+WALKTHROUGH = [b for b in fenced_blocks(text=DIVERGE) if b.startswith("$ detlint diverge")]
 
 
 @pytest.mark.parametrize("block", WALKTHROUGH, ids=[b.splitlines()[0][2:] for b in WALKTHROUGH])
 def test_the_diverge_walkthrough_prints_what_the_readme_shows(block: str) -> None:
     command, *shown = block.strip().splitlines()
     # data_order.py reorders through thread timing, which once in a while surfaces a step later:
-    # the README's output must be what one of three attempts prints
+    # the page's output must be what one of three attempts prints
     outputs = []
     for _ in range(3 if "data_order" in command else 1):
         program = next(word for word in command.split() if word.endswith(".py"))
@@ -110,3 +113,49 @@ def test_the_diverge_walkthrough_prints_what_the_readme_shows(block: str) -> Non
 
 def test_the_walkthrough_is_there() -> None:
     assert len(WALKTHROUGH) == 9
+
+
+# ---- the README is a short manual; the rest lives in docs/ pages it links ------------------------
+README_MAX_LINES = 250
+# the pages the README's long sections moved to (docs/rules.md and docs/kb-evidence.md are generated)
+DOCS_PAGES = ["accuracy.md", "performance.md", "versions.md", "programs.md", "runtime.md", "diverge.md",
+              "knowledge-base.md", "internals.md"]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def test_the_readme_is_short() -> None:
+    lines = README.count("\n") + (not README.endswith("\n"))
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move detail into docs/"
+
+
+def test_the_readme_links_every_docs_page() -> None:
+    links = set(LINK.findall(README))
+    for page in DOCS_PAGES:
+        assert (ROOT / "docs" / page).is_file(), page
+        assert any(link.split("#")[0] == f"docs/{page}" for link in links), f"README does not link docs/{page}"
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's anchors for the headings of a Markdown file."""
+    found: set[str] = set()
+    in_code = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}" for p in DOCS_PAGES)])
+def test_every_relative_link_leads_somewhere(page: str) -> None:
+    source = ROOT / page
+    for link in LINK.findall(source.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", link):
+            continue  # a URL
+        target, _, anchor = link.partition("#")
+        path = (source.parent / target).resolve() if target else source
+        assert path.exists(), f"{page}: {link} leads nowhere"
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), f"{page}: {link}: no such heading"

@@ -261,6 +261,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             if args.diff:
                 out.write(unified_diff(result, printable_name(name)))
                 sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
+                say_withheld(result.withheld, args.unsafe_fixes)
                 return 1 if result.changed and not args.exit_zero else 0
             out.write(result.fixed)
             if args.fix_only:
@@ -287,7 +288,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             return FactsCache(directory, linter.kb.digest) if directory is not None else None
 
         explicit = {p.absolute() for p in paths if not p.is_dir()}
-        changed = 0
+        changed = withheld = 0
         try:
             def settings_of(root: Path) -> Settings:
                 return settings if root == settings.version_root else load_settings(
@@ -314,6 +315,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                         say(sub.display(result.path), result.error)
                     for note in result.notes:
                         say(sub.display(result.path), note)
+                    withheld += result.withheld
                     if result.changed:
                         changed += 1
                         fixed_count += len(result.applied)
@@ -329,6 +331,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
                 progress.close()
         if args.diff:
             sys.stderr.write(f"Would fix {fixed_count} error{'s' if fixed_count != 1 else ''}.\n")
+            say_withheld(withheld, args.unsafe_fixes)
             return 1 if changed and not args.exit_zero else 0
         if args.fix_only:
             out.write(f"{fixed_count} fixed.\n")
@@ -370,6 +373,14 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         assert isinstance(stream, io.StringIO)
         write_report(args.output_file, stream.getvalue(), report)
     return 1 if diags and not args.exit_zero else 0
+
+
+def say_withheld(count: int, unsafe: bool) -> None:
+    """--diff: the fixes it left out because they are unsafe, and how to see them."""
+    if count and not unsafe:
+        from detlint.lint.output import withheld_line
+
+        sys.stderr.write(withheld_line(count) + "\n")
 
 
 def run_rule(argv: Sequence[str], out: TextIO) -> int:

@@ -53,7 +53,7 @@ def test_old_programs_get_the_release_that_was_out_when_they_were_last_changed(t
     assert "last changed on 2018-03-05, when TensorFlow 1.6 was current" in shown["tf1/lesson.py"]["tensorflow-version-source"]
     assert shown["torch/train.py"]["torch-version"] == "1.4"
     assert "the newest release when train.py was last changed on 2020-03-02" in shown["torch/train.py"]["torch-version-source"]
-    out = run(".", cwd=tmp_path).stdout
+    out = run(".", "--output-format", "full", cwd=tmp_path).stdout
     det602 = lines_of(out, "torch/train.py", "DET602")[0]
     assert "torch.backends.cudnn.deterministic = True" in det602 and "use_deterministic_algorithms" not in det602
     assert "PyTorch 1.4 assumed: train.py was last changed on 2020-03-02" in det602

@@ -199,7 +199,11 @@ def test_configured_minimum(project: Path) -> None:
 def test_concise_marks_and_sarif_ranks(project: Path) -> None:
     concise = detlint_here(("--no-cache", "train.py"), project, None, None).stdout
     line = next(text for text in concise.splitlines() if "DET602" in text)
-    assert line.endswith("[likely: assumes the program runs it: one of 2 callables of models]")
+    assert line.endswith(" [likely]")  # the reason is in the full output
+    full = detlint_here(("--no-cache", "--output-format", "full", "train.py"), project, None, None).stdout
+    assert any(text.strip().startswith("= why: ") and
+               text.endswith("[likely: assumes the program runs it: one of 2 callables of models]")
+               for text in full.splitlines()), full
     sarif = json.loads(detlint_here(("--no-cache", "--output-format", "sarif", "--min-confidence", "possible", "."),
                                     project, None, None).stdout)
     results = sarif["runs"][0]["results"]

@@ -303,7 +303,7 @@ def test_hashseed_removal_is_unsafe_because_children_see_it(tmp_path: Path, monk
     (tmp_path / "t.py").write_text(source)
     code, out = run_cli(["t.py", "--fix"], tmp_path, monkeypatch)
     assert (tmp_path / "t.py").read_text() == source
-    assert "1 hidden fix can be enabled with the `--unsafe-fixes` option." in out
+    assert "1 hidden fix can be enabled with the `--unsafe-fixes` option (it changes what the program computes" in out
     code, out = run_cli(["rule", "DET105"], tmp_path, monkeypatch)
     assert "Unsafe: the assignment does not affect the running interpreter, but it does reach" in out
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from conftest import FIXTURES, NEWEST_LIGHTNING, NEWEST_TORCH, fixture_overrides, fixture_units, fixture_version, lint_paths
-from detlint.lint.confidence import marker
+from detlint.lint.brief import one_line
 
 LINE_RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>DET\d{3}) (?P<msg>.*)$")
 
@@ -38,7 +38,7 @@ def test_flake8_matches_cli_on_all_fixtures() -> None:
     compared = 0
     for (version, torch, lightning), files in by_version.items():
         cli = sorted((Path(d.path).resolve().relative_to(FIXTURES).as_posix(), d.line, d.col + 1, d.code,
-                      d.message + marker(d)) for d in lint_paths(files, version, select=["DET"], **{
+                      one_line(d)) for d in lint_paths(files, version, select=["DET"], **{
                           "torch-version": torch, "lightning-version": lightning}))
         flake = run_flake8(files, version, torch=torch, lightning=lightning)
         assert flake == cli, f"TF {version}, PyTorch {torch}, Lightning {lightning}: flake8 and the CLI disagree"

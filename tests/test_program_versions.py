@@ -71,7 +71,15 @@ def run(*args: str, cwd: Path, tool: str = "detlint") -> subprocess.CompletedPro
 
 
 def lines_of(out: str, prefix: str, code: str) -> list[str]:
-    return [line for line in out.splitlines() if line.lstrip("./").startswith(prefix) and f" {code} " in line]
+    """The findings of ``code`` in files starting with ``prefix``; from ``--output-format full``,
+    each with its whole message (the "= why:" line: the version note, the confidence's reason)."""
+    lines = out.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if line.lstrip("./").startswith(prefix) and f" {code} " in line:
+            why = next((w.strip() for w in lines[i + 1:i + 6] if w.strip().startswith("= why: ")), "")
+            found.append(f"{line} {why}" if why else line)
+    return found
 
 
 # ---- what a notebook states ---------------------------------------------------------------------
@@ -181,7 +189,7 @@ def test_a_folder_pin_the_code_cannot_run_on_gives_way_to_the_code(tmp_path: Pat
     checked as TF1; a pin the code allows (1.14) is used as it is."""
     write(tmp_path, {".git/HEAD": "", "a/requirements.txt": "tensorflow==2.4\n", "a/train.py": TF1,
                      "b/requirements.txt": "tensorflow-gpu==1.14.0\n", "b/train.py": TF1})
-    out = run(".", cwd=tmp_path).stdout
+    out = run(".", "--output-format", "full", cwd=tmp_path).stdout
     a, b = lines_of(out, "a/train.py", "DET201")[0], lines_of(out, "b/train.py", "DET201")[0]
     assert "TF 1.15" in a and "TensorFlow 1.15 assumed from tf.placeholder use" in a
     assert "TF 1.14" in b and "assumed" not in b
@@ -201,7 +209,7 @@ def test_a_library_module_is_checked_at_the_lowest_version_of_its_programs(tmp_p
                        "m = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])\n"
                        "m.compile('adam', loss)\nm.fit(x, y)\n",
     })
-    out = run(".", cwd=tmp_path).stdout
+    out = run(".", "--output-format", "full", cwd=tmp_path).stdout
     assert "TF_CUDNN_DETERMINISTIC" in lines_of(out, "old/train.py", "DET201")[0]
     assert "enable_op_determinism" in lines_of(out, "apps/new.py", "DET201")[0]
     det202 = lines_of(out, "model.py", "DET202")
@@ -348,7 +356,8 @@ def test_pins_kept_apart_ci_installs_colab_magics_and_tpu_programs(tmp_path: Pat
                              "rows.py": TORCH + "    print(model.weight.data[0])\n"})
     # the CI installs TensorFlow's CPU wheel: its GPU findings are only possible, hidden by default
     assert not lines_of(run(".", cwd=tmp_path / "ci").stdout, "train.py", "DET202")
-    (ci_line,) = lines_of(run(".", "--min-confidence", "possible", cwd=tmp_path / "ci").stdout, "train.py", "DET202")
+    (ci_line,) = lines_of(run(".", "--min-confidence", "possible", "--output-format", "full", cwd=tmp_path / "ci").stdout,
+                          "train.py", "DET202")
     assert "before TF 1.14" in ci_line and "[possible: the TensorFlow package the project pins" in ci_line
     assert "TF_DETERMINISTIC_OPS" in lines_of(run(".", cwd=tmp_path / "envs").stdout, "course/train.py", "DET201")[0]
     colab = json.loads(run(".", "--show-settings", cwd=tmp_path / "colab").stdout)["programs"]

@@ -140,7 +140,11 @@ def test_tf1_code_with_nothing_pinned_is_checked_as_tf1_and_says_so(tmp_path: Pa
     assert settings["tensorflow-version-source"].startswith("TensorFlow 1.15 assumed from tf.placeholder use (1 file)")
     out = detlint(".", cwd=tmp_path).stdout
     det201 = next(line for line in out.splitlines() if "DET201" in line)
-    assert "TF_CUDNN_DETERMINISTIC" in det201 and "TensorFlow 1.15 assumed from tf.placeholder use" in det201
+    assert "TF_CUDNN_DETERMINISTIC" in det201 and "assumed" not in det201  # the concise line: what and the fix
+    full = detlint(".", "--output-format", "full", cwd=tmp_path).stdout
+    why = next(line for line in full.splitlines() if line.strip().startswith("= why: ") and "DET201" not in line
+               and "TF_CUDNN_DETERMINISTIC" in line)
+    assert "TensorFlow 1.15 assumed from tf.placeholder use" in why
     assert "enable_op_determinism" not in out
 
 

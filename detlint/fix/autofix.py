@@ -12,6 +12,7 @@ import codecs
 import difflib
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -48,6 +49,8 @@ class FileFix:
     notes: list[str] = field(default_factory=list)
     # each pass: the text it started from and the findings it fixed (lines refer to that text)
     steps: list[tuple[str, list[Diagnostic]]] = field(default_factory=list)
+    # findings whose fix is unsafe, left alone because --unsafe-fixes was not given
+    withheld: int = 0
 
     @property
     def changed(self) -> bool:
@@ -104,7 +107,10 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
     beside_own_seed = True
     for _ in range(MAX_PASSES):
         linter.set_source(path, result.fixed)
-        diags = [d for d in linter.lint_file(path, str(path), map_cells=False) if is_applicable(d, unsafe)]
+        found = linter.lint_file(path, str(path), map_cells=False)
+        if not unsafe and not result.steps:
+            result.withheld = sum(1 for d in found if d.fix_spec and d.fix_safety == "unsafe")
+        diags = [d for d in found if is_applicable(d, unsafe)]
         checked = linter.facts_of(path)
         if checked is not None and checked.error is not None:
             # a parser that died or ran past its time mid-fix: say so, do not pass the file as fixed
@@ -229,6 +235,7 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
     project modules a program imports (bias_add on TF 1.14–2.0)."""
     first = linter.run(files).diagnostics
     applicable = [d for d in first if is_applicable(d, unsafe)]
+    withheld = Counter(real(Path(d.path)) for d in first if not unsafe and d.fix_spec and d.fix_safety == "unsafe")
     sites = _rewrite_sites(linter.kb, applicable)
     by_path: dict[Path, Path] = {}
     for path in files:
@@ -268,7 +275,11 @@ def fix_files(linter: Linter, files: list[Path], unsafe: bool, write: bool) -> l
             except (WriteRefused, OSError) as exc:  # one file's problem; the run goes on
                 reason = str(exc) if isinstance(exc, WriteRefused) else f"not written ({exc.strerror or exc})"
                 result = FileFix(path, result.original, result.original, [], reason, result.notes)
+        result.withheld = withheld.get(key, 0)
         results.append(result)
+    # files with only unsafe fixes: nothing to do without --unsafe-fixes, but --diff says they wait
+    results += [FileFix(by_path.get(key, key), "", "", withheld=count) for key, count in withheld.items()
+                if key not in seen]
     return results
 
 

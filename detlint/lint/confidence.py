@@ -116,6 +116,9 @@ class FileReach:
             lower(diag, level, why)
 
 
-def marker(diag: Diagnostic) -> str:
-    """What a one-line report appends to a finding that is not certain: `` [likely: why]``."""
-    return "" if diag.confidence == "certain" else f" [{diag.confidence}: {diag.unsure}]"
+def marker(diag: Diagnostic, why: bool = True) -> str:
+    """What a report appends to a finding that is not certain: `` [likely: why]``, or `` [likely]``
+    on a concise line (the why is in the full output)."""
+    if diag.confidence == "certain":
+        return ""
+    return f" [{diag.confidence}: {diag.unsure}]" if why else f" [{diag.confidence}]"

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Iterator, Optional
 
 from detlint._version import __version__
 from detlint.knowledge.frameworks import FRAMEWORKS
-from detlint.lint.confidence import marker
+from detlint.lint.brief import one_line
 
 
 class Plugin:
@@ -93,4 +93,4 @@ class Plugin:
         linter.set_source(path, "".join(self.lines))
         display: Optional[str] = self.filename
         for diag in linter.lint_file(path, display):
-            yield diag.line, diag.col, f"{diag.code} {diag.message}{marker(diag)}", type(self)
+            yield diag.line, diag.col, f"{diag.code} {one_line(diag)}", type(self)

@@ -14,6 +14,7 @@ from detlint.settings.config import DEFAULT_SEVERITY
 from detlint.knowledge.docs import rule_markdown, rule_url
 from detlint.lint.escapes import github_data, github_property, shown
 from detlint.lint.files.display import printable_name, uri_path
+from detlint.lint.brief import one_line
 from detlint.lint.confidence import RANK, marker
 from detlint.lint.ftypes import Diagnostic
 from detlint.knowledge.kb import KnowledgeBase
@@ -70,9 +71,10 @@ def severity_of(code: str, levels: Optional[dict[str, str]] = None) -> str:
 
 
 def concise_line(diag: Diagnostic, colour: bool = False, unsafe: bool = False) -> str:
+    """``path:line:col: CODE what; fix`` (lint/brief.py): the why is in the full output."""
     mark = " [*]" if fixable(diag, unsafe) else ""
     return (f"{_style(location(diag), '1', colour)}: {_style(diag.code, '1;31', colour)}{mark} "
-            f"{_text(diag.message + marker(diag))}")
+            f"{_text(one_line(diag))}")
 
 
 def write_concise(diags: list[Diagnostic], out: TextIO, summary: bool = True, unsafe_enabled: bool = False) -> None:
@@ -96,8 +98,15 @@ def write_summary(diags: list[Diagnostic], out: TextIO, unsafe_enabled: bool = F
     elif safe:
         out.write(f"[*] {safe} fixable with the `--fix` option.\n")
     if unsafe and not unsafe_enabled:
-        out.write(f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the "
-                  f"`--unsafe-fixes` option.\n")
+        out.write(withheld_line(unsafe) + "\n")
+
+
+def withheld_line(count: int) -> str:
+    """Why ``count`` fixes were not applied, and how to apply them."""
+    one = count == 1
+    return (f"{count} hidden fix{'' if one else 'es'} can be enabled with the `--unsafe-fixes` option "
+            f"({'it changes' if one else 'they change'} what the program computes: a seed, a determinism "
+            f"switch, an argument; review the diff).")
 
 
 def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, unsafe_enabled: bool = False,
@@ -114,6 +123,7 @@ def write_full(diags: list[Diagnostic], out: TextIO, source_lines: SourceLines, 
             start, width = diag.col + _widened(text[:diag.col]), max(1, end - diag.col + _widened(text[diag.col:end]))
             out.write(f"{' ' * gutter} |\n{diag.line} | {_text(text)}\n")
             out.write(f"{' ' * gutter} | {' ' * start}{_style('^' * width, '1;31', colour)}\n")
+        out.write(f"{' ' * 2}= why: {_text(diag.message + marker(diag))}\n")
         if diag.fix_title:
             out.write(f"{' ' * 2}= help: {_text(diag.fix_title)}\n")
         out.write("\n")

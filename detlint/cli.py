@@ -203,6 +203,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     args = check_parser().parse_args(list(argv))
     paths = [Path(p) for p in (args.paths or ["."])]
     stdin_mode = [str(p) for p in paths] == ["-"]
+    nothing_checked = False
     anchor = [Path(args.stdin_filename)] if stdin_mode and args.stdin_filename else (
         [] if stdin_mode else paths)
     kb = load()
@@ -270,6 +271,7 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         diags = linter.lint_file(virtual, name)
     else:
         files = discover(paths, settings, force_exclude=args.force_exclude)
+        nothing_checked = not files
         if not files:
             sys.stderr.write("detlint: warning: No Python files found under the given path(s); nothing was checked\n")
         if args.show_files:
@@ -365,7 +367,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
     else:
         emit(settings.output_format, diags, linter.kb, settings.project_root, source_lines, stream,
              unsafe_enabled=args.unsafe_fixes, severity=settings.severity, docs_url=settings.docs_url,
-             summary=not (args.quiet or args.silent))
+             # nothing checked is not "All checks passed!": the warning above says it alone
+             summary=not (args.quiet or args.silent or nothing_checked))
     if args.fix and not (args.statistics or args.quiet or args.silent) \
             and settings.output_format in ("concise", "full"):
         stream.write(f"{fixed_count} fixed, {len(diags)} remaining\n")
@@ -396,8 +399,9 @@ def run_rule(argv: Sequence[str], out: TextIO) -> int:
             out.write(json.dumps([{"code": r.code, "name": r.name, "scope": r.scope, "summary": r.summary}
                                   for r in kb.rules.values()], indent=2) + "\n")
         else:
+            width = max(len(rule.name) for rule in kb.rules.values())  # the summaries start in one column
             for rule in kb.rules.values():
-                out.write(f"{rule.code}  {rule.name:<34} {rule.summary}\n")
+                out.write(f"{rule.code}  {rule.name:<{width}}  {rule.summary}\n")
         return 0
     if not args.code:
         raise ConfigError("detlint rule: give a rule code (e.g. DET201) or --all")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -120,6 +121,20 @@ def test_full_output_shows_source_and_help(project: Path) -> None:
 def test_statistics(project: Path) -> None:
     result = detlint("train.py", "--statistics", cwd=project)
     assert "1\tDET101\tmissing-global-seed" in result.stdout
+    # a rule whose fix needs --unsafe-fixes is fixable, as ruff says it
+    rows = json.loads(detlint("train.py", "--statistics", "--output-format", "json", cwd=project).stdout)
+    row = next(r for r in rows if r["code"] == "DET101")
+    assert row["fixable"] is True and row["fix_applicability"] == "unsafe"
+
+
+def test_diff_and_fix_say_what_the_unsafe_fixes_would_do(project: Path) -> None:
+    diff = detlint("train.py", "--diff", cwd=project)
+    assert "Would fix 0 errors." in diff.stderr
+    assert "2 hidden fixes can be enabled with the `--unsafe-fixes` option (they change what the program computes" \
+        in diff.stderr
+    fix = detlint("train.py", "--fix", cwd=project)
+    assert "2 hidden fixes can be enabled with the `--unsafe-fixes` option" in fix.stdout and \
+        fix.stdout.rstrip().endswith("0 fixed, 2 remaining")
 
 
 def test_stdin_with_filename(project: Path) -> None:
@@ -225,6 +240,8 @@ def test_rule_command(project: Path) -> None:
         assert section in doc
     listing = detlint("rule", "--all", cwd=project).stdout
     assert "DET101  missing-global-seed" in listing
+    starts = {re.match(r"DET\d+  \S+ +", line).end() for line in listing.splitlines()}
+    assert len(starts) == 1, starts  # every summary starts in the same column, however long the name
     unknown = detlint("rule", "DET999", cwd=project)
     assert unknown.returncode == 2 and "unknown rule" in unknown.stderr
 
@@ -293,6 +310,7 @@ def test_no_files_checked_is_a_warning(project: Path) -> None:
     for result in runs:
         assert result.returncode == 0
         assert "warning: No Python files found under the given path(s)" in result.stderr
+        assert "All checks passed!" not in result.stdout  # nothing was checked: the warning says so alone
     json_run = detlint("empty", "--output-format", "json", cwd=project)
     assert json.loads(json_run.stdout) == [] and "No Python files found" in json_run.stderr
     assert "No Python files found" not in detlint("clean.py", cwd=project).stderr

@@ -265,6 +265,7 @@ def test_a_report_folder_receives_report_html(tmp_path: Path) -> None:
     assert "nothing to compare: a run recorded no TensorFlow, PyTorch or JAX ops" in proc.stdout
     page = tmp_path / "pages" / "report.html"
     assert '<span id="verdict">no verdict</span>' in page.read_text(encoding="utf-8")
+    assert f"report written to {Path('pages') / 'report.html'}" in proc.stderr, proc.stderr
     umask = os.umask(0o022)
     os.umask(umask)
     assert page.stat().st_mode & 0o777 == 0o666 & ~umask  # written whole, then moved: as readable as a new file

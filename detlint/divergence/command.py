@@ -80,4 +80,5 @@ def main(argv: Sequence[str]) -> int:
         from detlint.divergence.html_report import render
 
         replace_beside(args.report, render(report).encode("utf-8"), current_mode(args.report))
+        sys.stderr.write(f"report written to {args.report}\n")  # stdout stays the report (or its JSON)
     return EXIT_CODES[report.verdict]

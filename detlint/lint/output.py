@@ -245,9 +245,13 @@ def write_statistics(diags: list[Diagnostic], out: TextIO, fmt: str = "concise",
     """Counts per rule, most frequent first, instead of the findings (as ruff's --statistics)."""
     counts = Counter((d.code, d.name) for d in diags)
     can_fix = Counter(d.code for d in diags if fixable(d, unsafe))
+    # as ruff: a rule whose fixes need --unsafe-fixes is fixable, and says how
+    unsafe_fix = Counter(d.code for d in diags if (d.edits or d.fix_spec) and d.fix_safety == "unsafe")
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if fmt == "json":
-        json.dump([{"code": code, "name": name, "count": count, "fixable": can_fix[code] > 0}
+        json.dump([{"code": code, "name": name, "count": count, "fixable": can_fix[code] + unsafe_fix[code] > 0,
+                    "fix_applicability": "safe" if can_fix[code] and not unsafe_fix[code] else
+                    "unsafe" if unsafe_fix[code] else None}
                    for (code, name), count in rows], out, indent=2)
         out.write("\n")
         return

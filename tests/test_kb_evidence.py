@@ -119,6 +119,24 @@ def test_present_absent_complement_only_and_binaries(fake):
     assert _verify(_fact("", {"probe": "raises", "any": ["Op A", "Op C"], "within": ">=1.1", "expect": "present"}), fake).status == "right"
 
 
+def test_an_api_probe_exports_what_an_import_binds(tmp_path, monkeypatch):
+    """`from m import neg as negative` binds negative, not neg (TF 2.0-2.3 import
+    gen_array_ops.tensor_scatter_add as tensor_scatter_nd_add and export no tensor_scatter_add)."""
+    monkeypatch.setenv("DETLINT_KB_WHEELS", str(tmp_path))
+    target = tmp_path / "fakelib" / "1.0"
+    target.mkdir(parents=True)
+    with zipfile.ZipFile(target / "fakelib-1.0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("fakelib/_api/v2/__init__.py", "from fakelib.ops import neg as negative\n"
+                       "from fakelib.ops import mul\nfrom fakelib.ops import div as divide  # line: 3\nVERSION = '1.0'\n")
+        wheel.writestr("fakelib/_api/v2/train/__init__.py", "from fakelib.training import Saver\n")
+    package = Package("fakelib", ("1.0",), ("any",), ("3.11",))
+    probe = kbp.Probe("api", package, "api", "*", roots=("/_api/v2/",), top=("/_api/v2/__init__.py",))
+    names = ["fl.negative", "fl.neg", "fl.mul", "fl.div", "fl.divide", "fl.VERSION", "fl.train.Saver", "fl.train.neg"]
+    answers = kbp.Reader(log=lambda line: None).find(probe, "1.0", names)
+    assert answers == {"fl.negative": True, "fl.neg": False, "fl.mul": True, "fl.div": False, "fl.divide": True,
+                       "fl.VERSION": True, "fl.train.Saver": True, "fl.train.neg": False}
+
+
 def test_a_release_without_a_wheel_is_unverifiable_not_right(fake, monkeypatch):
     package = Package("fakelib", ("3.0",), ("any",), ("3.11",))
     probe = {"gone": kbp.Probe("gone", package, "binaries", "fakelib/*.so")}

@@ -354,3 +354,41 @@ def test_seed_fix_never_shadows_keras_taken_from_a_project_shim(tmp_path: Path,
     fixed = (tmp_path / "train.py").read_text()
     assert "import keras as keras_lib\n" in fixed and "keras_lib.utils.set_random_seed(42)" in fixed
     assert "\nimport keras\n" not in fixed and "model = keras.Sequential" in fixed
+
+
+RAISING = """import torch
+from torch import nn
+
+model = nn.Sequential(nn.Conv2d(1, 8, 3), nn.AdaptiveAvgPool2d({size}), nn.Flatten()).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(torch.ones(2, 1, 28, 28).cuda()).sum()
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize("size, torch_version, switch, said", [
+    (7, "2.13", "torch.use_deterministic_algorithms(True, warn_only=True)", "raise under the strict switch"),
+    (1, "2.13", "torch.use_deterministic_algorithms(True)\n", None),
+    (7, "1.9", None, "DET602 not fixed: the ops at t.py:4 (DET603) raise under the strict switch, and this PyTorch"),
+])
+def test_a_switch_fix_never_makes_the_program_raise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys,
+                                                    size: int, torch_version: str, switch: str | None,
+                                                    said: str | None) -> None:
+    """Turning on deterministic algorithms makes the adaptive pooling backward raise on CUDA
+    (DET603): --fix writes the warn-only switch where the version has it, and nothing where it
+    has not, and says which ops; a pooling to one value per channel does not raise."""
+    (tmp_path / "t.py").write_text(RAISING.format(size=size))
+    run_cli(["t.py", "--isolated", "--no-cache", "--torch-version", torch_version, "--fix", "--unsafe-fixes"],
+            tmp_path, monkeypatch)
+    fixed = (tmp_path / "t.py").read_text()
+    err = capsys.readouterr().err
+    if switch:
+        assert switch in fixed and fixed.count("use_deterministic_algorithms") == 1, fixed
+    else:
+        assert "use_deterministic_algorithms" not in fixed and "set_deterministic" not in fixed, fixed
+    assert (said in err) if said else "raise under" not in err, err
+    again = fixed
+    run_cli(["t.py", "--isolated", "--no-cache", "--torch-version", torch_version, "--fix", "--unsafe-fixes"],
+            tmp_path, monkeypatch)
+    assert (tmp_path / "t.py").read_text() == again

@@ -128,6 +128,9 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
             if site not in sites:
                 sites.append(site)
         chosen = _select(linter.kb, diags)
+        # a switch fix that took its warn-only form, or was withheld, because ops raise under it
+        said = [str(d.fix_spec["raising-note"]) for d in found if (d.fix_spec or {}).get("raising-note")]
+        result.notes.extend(note for note in said if note not in result.notes and not result.steps)
         if not chosen and not sites:
             break
         limit = min((d.line for d in chosen if (d.fix_spec or {}).get("action") == "insert"), default=None)

@@ -561,6 +561,11 @@ class _Reader:
             self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
         if action in ("remove-args",):
             self.expect(isinstance(value.get("args"), list), f"{where}.args", "expected a list of names")
+        raising = value.get("if-raising")
+        if raising is not None:  # what the fix writes where the program has ops that raise under it
+            self.expect(isinstance(raising, dict) and str(raising.get("rule", "")).startswith("DET")
+                        and (bool(raising.get("code")) and bool(raising.get("title")) or bool(raising.get("withhold"))),
+                        f"{where}.if-raising", "needs rule, and title and code (the fix instead) or withhold (why none)")
         if action == "wrap-call":
             self.expect("{call}" in str(value.get("template", "")), f"{where}.template",
                         "wrap-call needs a template with {call}, e.g. sorted({call})")

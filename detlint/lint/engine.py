@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from detlint.lint.flow import gradients
+from detlint.fix.raising import settle
 from detlint.knowledge import kb as kb_module
 from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
@@ -160,6 +161,7 @@ class Linter:
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
+        self._settling: set[Path] = set()  # files whose switch fixes are being settled (fix/raising.py)
         # groups whose calls are reported where they are, in whichever file (each-site checks)
         self.site_owners = {f"group:{check['uses']}" for rule in self.kb.rules.values()
                             for check in rule.program if check.get("each-site")}
@@ -175,6 +177,16 @@ class Linter:
         self._programs.clear()
         self._gradient_free.clear()
         self.builder.forget()
+
+    def text_of(self, path: Path) -> str:
+        """The text being checked as ``path`` (what a fix has written so far, or the file's)."""
+        if real(path) in self._overrides:
+            return self._overrides[real(path)]
+        data, _ = read_bytes(path)
+        return (data or b"").decode("utf-8", errors="replace")
+
+    def program_of(self, entry: Path) -> Program:
+        return self._program_for(entry)
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
         self._facts[real(path)] = facts
@@ -453,6 +465,12 @@ class Linter:
         only the findings of the program it is the entry of (none for a library module)."""
         self._named.add(real(path))
         diags = self._lint_file(path, display or str(path), program_only)
+        if real(path) not in self._settling:  # a switch fix in a program with ops that raise under it
+            self._settling.add(real(path))
+            try:
+                settle(self, path, diags, self._settling)
+            finally:
+                self._settling.discard(real(path))
         notebook = self.notebooks.get(real(path))
         if map_cells and notebook is not None and real(path) not in self._overrides:
             for diag in diags:

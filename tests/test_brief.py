@@ -56,3 +56,28 @@ def test_concise_lines_are_much_shorter_than_the_messages_on_every_fixture() -> 
     concise = statistics.median(len(one_line(d)) for d in diags)
     assert concise <= 0.7 * full and concise <= 180, (concise, full)
     assert all(len(one_line(d)) <= len(d.message + " [possible]") for d in diags)
+
+
+def test_no_keras_aside_in_a_pytorch_or_jax_programs_fix(tmp_path) -> None:
+    """DET103/DET104's fix mentions keras.utils.set_random_seed only where the program uses
+    TensorFlow or Keras (``if-uses`` on the fix)."""
+    from conftest import make_linter
+
+    programs = {
+        "jax_train.py": "import jax\nimport numpy as np\nimport optax\nx = np.random.rand(4)\n"
+                        "grads = jax.grad(loss)(params)\nparams = optax.apply_updates(params, grads)\n",
+        "torch_train.py": "import random\nimport torch\nrandom.shuffle(rows)\nmodel = torch.nn.Linear(2, 1)\n"
+                          "torch.manual_seed(0)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                          "model(x).sum().backward()\nopt.step()\n",
+        "tf_train.py": "import numpy as np\nimport tensorflow as tf\nx = np.random.rand(4)\ntf.random.set_seed(0)\n"
+                       "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\nmodel.compile('sgd', 'mse')\n"
+                       "model.fit(x, x)\n",
+    }
+    titles = {}
+    for name, text in programs.items():
+        (tmp_path / name).write_text(text)
+        diags = make_linter("2.21", root=tmp_path).run([tmp_path / name]).diagnostics
+        titles[name] = {d.code: d.fix_title for d in diags if d.code in ("DET103", "DET104")}
+    assert titles["jax_train.py"]["DET103"] == "call np.random.seed(42) right after the imports"
+    assert titles["torch_train.py"]["DET104"] == "call random.seed(42) right after the imports"
+    assert titles["tf_train.py"]["DET103"].endswith("(keras.utils.set_random_seed also does it)")

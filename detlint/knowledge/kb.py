@@ -561,6 +561,9 @@ class _Reader:
             self.expect(isinstance(value.get("args"), dict), f"{where}.args", "expected a mapping name -> code")
         if action in ("remove-args",):
             self.expect(isinstance(value.get("args"), list), f"{where}.args", "expected a list of names")
+        uses = value.get("if-uses")  # an aside the title gets where the program uses that framework
+        self.expect(uses is None or isinstance(uses, dict) and set(uses) <= set(FRAMEWORKS), f"{where}.if-uses",
+                    f"expected a mapping of framework ({', '.join(FRAMEWORKS)}) to text")
         raising = value.get("if-raising")
         if raising is not None:  # what the fix writes where the program has ops that raise under it
             self.expect(isinstance(raising, dict) and str(raising.get("rule", "")).startswith("DET")

@@ -61,7 +61,9 @@ def _walk(node: Any, where: str, parent_key: str) -> Iterator[tuple[str, dict]]:
         if is_status or any(k in node for k in RANGE_KEYS) or "check" in node:
             yield where, node
         for key, value in node.items():
-            if key in ("doc", "examples", "references", "source", "check", "gpu-evidence") or str(key).startswith("x-"):
+            # if-uses maps frameworks to text, not to versions
+            if key in ("doc", "examples", "references", "source", "check", "gpu-evidence", "if-uses") \
+                    or str(key).startswith("x-"):
                 continue
             yield from _walk(value, f"{where}.{key}" if where else str(key), str(key))
     elif isinstance(node, list):

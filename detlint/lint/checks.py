@@ -106,7 +106,14 @@ class Evaluator:
 
     def fix_text(self, rule: Rule) -> str:
         fix = rule.fix_for(self.version(rule))
-        return render(fix.title, seed=self.settings.seed, version=self.version(rule)) if fix else ""
+        return render(self._title(fix.data), seed=self.settings.seed, version=self.version(rule)) if fix else ""
+
+    def _title(self, fix: dict[str, Any]) -> str:
+        """A fix's title, with what it adds for a framework the program uses (``if-uses``: no
+        keras.utils.set_random_seed aside in a PyTorch program)."""
+        extra = fix.get("if-uses") or {}
+        added = [text for key, text in extra.items() if self._uses is None or key in self._uses]
+        return str(fix["title"]) + "".join(f" ({text})" for text in added)
 
     def fix_note(self, rule: Rule) -> str:
         fix = rule.fix_for(self.version(rule))
@@ -131,7 +138,7 @@ class Evaluator:
         if matcher is not None and spec.get("action") == "set-args":
             spec["positions"] = {name: cond.pos for name, cond in matcher.kwargs.items() if cond.pos is not None}
         spec.setdefault("safety", "display")
-        spec["title"] = render(spec["title"], seed=self.settings.seed, version=self.version(rule), api=api)
+        spec["title"] = render(self._title(spec), seed=self.settings.seed, version=self.version(rule), api=api)
         return spec
 
     def _diagnostic(self, rule: Rule, message: str, path: str, hit: Hit, matcher: Optional[Matcher] = None,

@@ -257,11 +257,29 @@ def _set_args(call: cst.Call, values: dict[str, str], positions: dict[str, int])
                 i = positional[pos]
                 args[i] = args[i].with_changes(value=value)
             else:
-                if args:
-                    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                args.append(cst.Arg(value=value, keyword=cst.Name(name),
-                                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+                new = cst.Arg(value=value, keyword=cst.Name(name),
+                              equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                args = _appended(call, args, new)
     return call.with_changes(args=args)
+
+
+def _appended(call: cst.Call, args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
+    """``args`` with ``new`` at the end, laid out as the call is: in a call written one argument
+    per line the new one gets its own line, and the closing bracket and a trailing comma stay
+    where they were."""
+    if not args:
+        return [new]
+    last = args[-1]
+    before = args[-2].comma if len(args) > 1 else None
+    between = before.whitespace_after if isinstance(before, cst.Comma) else call.whitespace_before_args
+    if not isinstance(between, cst.ParenthesizedWhitespace):  # on one line: ", name=value"
+        return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), new]
+    if isinstance(last.comma, cst.Comma):  # a trailing comma, then the bracket: both stay
+        return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=between)),
+                new.with_changes(comma=last.comma)]
+    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=between),
+                                          whitespace_after_arg=cst.SimpleWhitespace("")),
+            new.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
 
 
 def _remove_args(call: cst.Call, names: list[str]) -> cst.Call:

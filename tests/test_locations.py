@@ -38,7 +38,7 @@ def test_module_site_names_the_programs() -> None:
     diags = lint_paths(sorted(folder.glob("*.py")), "2.21")
     (in_module,) = [d for d in diags if d.path.endswith("data.py")]
     # evaluate.py only reads batches: the training program is the one named
-    assert "shuffle_in_module/train.py sets no global seed" in in_module.message
+    assert "shuffle_in_module/train.py) sets no global seed" in in_module.message  # an aside: the full output
     assert "(in " not in in_module.message
 
 
@@ -54,7 +54,7 @@ def test_module_reached_from_one_program(tmp_path: Path) -> None:
     diags = linter.run([tmp_path / "data.py", tmp_path / "train.py"]).diagnostics
     (diag,) = diags
     assert diag.path.endswith("data.py") and diag.line == 4
-    assert "the program quick.py sets no global seed" in diag.message
+    assert "the program (quick.py) sets no global seed" in diag.message
     # the same module in a project whose only program seeds first: nothing to report
     (tmp_path / "quick.py").unlink()
     assert make_linter("2.21", root=tmp_path).run([tmp_path / "data.py"]).diagnostics == []

@@ -537,7 +537,7 @@ class Linter:
         for program in self.programs_reaching(path):
             if program is own or program.entry == real(path) or not self.program_trains(program):
                 continue
-            name = f"the program {self._relative(program.entry)}"
+            name = f"the program ({self._relative(program.entry)})"
             with self.evaluator.versions(self.targets_of(program), self.frameworks_used(program.modules)):
                 found_here = self.evaluator.program_diagnostics(program, display, self.where, self.facts_of,
                                                                 sites_in=real(path), program_name=name)
@@ -551,7 +551,7 @@ class Linter:
                 out.append(first[key])
                 continue
             others = len(programs) - 1
-            name = f"the program {self._relative(programs[0].entry)} (and {others} other{'s' if others > 1 else ''})"
+            name = f"the program ({self._relative(programs[0].entry)} and {others} other{'s' if others > 1 else ''})"
             with self.evaluator.versions(self.targets_of(programs[0]), self.frameworks_used(programs[0].modules)):
                 again = self.evaluator.program_diagnostics(programs[0], display, self.where, self.facts_of,
                                                            sites_in=real(path), program_name=name)

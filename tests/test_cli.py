@@ -371,6 +371,14 @@ def test_statistics_prints_only_the_table(project: Path) -> None:
 
 
 # ---- help ------------------------------------------------------------------------------------------
+def test_help_and_the_package_name_every_framework(project: Path) -> None:
+    """detlint introduces itself as a tool for TensorFlow/Keras, PyTorch and JAX alike."""
+    text = " ".join(detlint("--help", cwd=project).stdout.split())
+    described = re.search(r'^description = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    for said in (text, described):
+        assert all(name in said for name in ("TensorFlow", "PyTorch", "JAX")), said
+
+
 def test_help_lists_every_command(project: Path) -> None:
     text = detlint("--help", cwd=project).stdout
     for command in ("check", "run", "diverge", "rule"):

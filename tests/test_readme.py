@@ -162,3 +162,11 @@ def test_every_relative_link_leads_somewhere(page: str) -> None:
         assert path.exists(), f"{page}: {link} leads nowhere"
         if anchor and path.suffix == ".md":
             assert anchor in _anchors(path), f"{page}: {link}: no such heading"
+
+
+def test_the_quick_start_says_what_the_test_command_costs() -> None:
+    """The second command installs the real frameworks: the README says how much and how long,
+    and gives the quicker lint-only command."""
+    start = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "3.1 GB" in start and "on 2 cores the suite then takes 16–20 minutes" in " ".join(start.split())
+    assert '-m "not frameworks and not corpus"' in start

@@ -399,6 +399,15 @@ class Collector(CallValues, cst.CSTVisitor):
                     self.depth == self.top_depth and not api.rsplit(".", 1)[-1][:1].isupper():
                 self.untaped.setdefault(self.scope[0], []).append((line, col))  # not a layer it makes
 
+    def _kept_in_branch(self, name: str, value: cst.BaseExpression) -> bool:
+        """Does a library's result bound to ``name`` inside a branch leave the project object it
+        held as what later calls reach? (``agent = checkpoints.restore_checkpoint(path, agent)``
+        in the ``else`` of a resume test: either may be ``agent`` after the ``if``.)"""
+        if not self.frozen_models.conditions or name not in self.made_by or not isinstance(value, cst.Call):
+            return False
+        callee = dotted(value.func)
+        return bool(callee) and self.external(self.qualify(callee), callee)
+
     def object_calls(self, name: Optional[str]) -> list[str]:
         """What a call runs when it calls an object of a project class or one of its methods:
         ``model(x)`` with ``model = Detector()`` (its ``__call__``, or the ``forward``/``call`` the
@@ -1000,6 +1009,8 @@ class Collector(CallValues, cst.CSTVisitor):
                 if qual:
                     self.aliases[name] = qual
                     return
+            if self._kept_in_branch(name, value):
+                return
             self.made_by.pop(name, None)
             if isinstance(value, cst.Call):
                 if dotted(value.func) in self.local_classes:

@@ -93,7 +93,7 @@ def test_ops_the_knowledge_base_lists_as_raising_raise_where_the_cpu_raises_too(
 
 
 def test_warn_only_warns_and_runs_the_op() -> None:
-    """DET602's warn_only message: the op runs (and only a warning is given)."""
+    """Under warn_only an op without a deterministic kernel (DET603's, put_ here) warns and runs."""
     code = textwrap.dedent("""
         import warnings, torch
         torch.use_deterministic_algorithms(True, warn_only=True)

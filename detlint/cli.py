@@ -407,8 +407,13 @@ def run_rule(argv: Sequence[str], out: TextIO) -> int:
         raise ConfigError("detlint rule: give a rule code (e.g. DET201) or --all")
     key = args.code.upper()
     rule = kb.rules.get(key) or next((r for r in kb.rules.values() if r.name == args.code), None)
-    if rule is None:
-        raise ConfigError(f"unknown rule {args.code!r}; 'detlint rule --all' lists them")
+    if rule is None:  # the nearest codes and names, as --select names them
+        import difflib
+
+        near = difflib.get_close_matches(key, sorted(kb.rules), n=3, cutoff=0.5) or difflib.get_close_matches(
+            args.code, sorted(r.name for r in kb.rules.values()), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        raise ConfigError(f"unknown rule {args.code!r}{hint} ('detlint rule --all' lists them)")
     if args.output_format == "json":
         out.write(json.dumps({"code": rule.code, "name": rule.name, "summary": rule.summary,
                               "explanation": rule_markdown(rule)}, indent=2) + "\n")

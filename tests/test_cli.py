@@ -244,6 +244,8 @@ def test_rule_command(project: Path) -> None:
     assert len(starts) == 1, starts  # every summary starts in the same column, however long the name
     unknown = detlint("rule", "DET999", cwd=project)
     assert unknown.returncode == 2 and "unknown rule" in unknown.stderr
+    near = detlint("rule", "DET620", cwd=project)  # the nearest codes, as --select names them
+    assert near.returncode == 2 and "did you mean DET6" in near.stderr, near.stderr
 
 
 def test_colour_only_on_a_terminal(project: Path) -> None:

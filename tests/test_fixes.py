@@ -412,3 +412,34 @@ def test_an_argument_added_to_a_call_keeps_the_calls_layout(tmp_path: Path, monk
     assert f"               shuffle=True,\n               {gen})\n" in fixed
     assert f"    shuffle=True,\n    {gen},\n)\n" in fixed
     assert f"d = DataLoader(data, shuffle=True, {gen})\n" in fixed
+
+
+def test_an_added_argument_leaves_the_calls_comments_where_they_were() -> None:
+    """A comment after an argument stays on that argument's line and is not copied."""
+    import libcst as cst
+
+    from detlint.fix.fixes import _set_args
+
+    def added(src: str) -> str:
+        module = cst.parse_module(src)
+        return module.code_for_node(_set_args(module.body[0].body[0].value, {"gen": "g"}, {}))
+
+    assert added("f(\n    a,  # first\n    b\n)") == "f(\n    a,  # first\n    b,\n    gen=g\n)"
+    assert added("f(\n    a,\n    b,  # last\n)") == "f(\n    a,\n    b,  # last\n    gen=g,\n)"
+    assert added("f(\n    a,\n    b  # last\n)") == "f(\n    a,\n    b  # last\n    gen=g\n)".replace(
+        "b  # last\n", "b,  # last\n")
+    assert added("f()") == "f(gen=g)" and added("f(a, b)") == "f(a, b, gen=g)"
+
+
+def test_a_suppressed_raising_op_still_keeps_the_strict_switch_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys) -> None:
+    """`# noqa: DET603` hides the finding, not the RuntimeError: the fix still writes warn_only; and
+    without --unsafe-fixes no note claims a switch that was not written."""
+    (tmp_path / "t.py").write_text(RAISING.format(size=7).replace("nn.AdaptiveAvgPool2d(7),",
+                                                                  "nn.AdaptiveAvgPool2d(7),  # noqa: DET603\n   "))
+    run_cli(["t.py", "--isolated", "--no-cache", "--torch-version", "2.13", "--diff"], tmp_path, monkeypatch)
+    assert "raise under the strict switch" not in capsys.readouterr().err
+    run_cli(["t.py", "--isolated", "--no-cache", "--torch-version", "2.13", "--fix", "--unsafe-fixes"],
+            tmp_path, monkeypatch)
+    fixed = (tmp_path / "t.py").read_text()
+    assert "use_deterministic_algorithms(True, warn_only=True)" in fixed, fixed

@@ -510,6 +510,8 @@ def test_a_range_bound_names_a_minor_or_a_patch_release() -> None:
     assert VersionRange.parse("==2.15").contains(v("2.15.3")) and not VersionRange.parse("<2.15").contains(v("2.15.3"))
     assert VersionRange.parse("<0.4.36").contains(v("0.4.29")) and not VersionRange.parse("<0.4.36").contains(v("0.4.36"))
     assert VersionRange.parse(">=0.4.29").contains(v("0.5")) and not VersionRange.parse(">=0.4.29").contains(v("0.4"))
+    # each clause compares at its own precision, in any order
+    assert VersionRange.parse("<0.5,>=0.4.29").contains(v("0.4.36")) and not VersionRange.parse("<0.5,>=0.4.29").contains(v("0.4"))
     assert [str(release_of(v(t), k)) for t, k in [("0.4.31", "jax"), ("0.4.3", "jax"), ("0.4.40", "jax"),
                                                   ("2.15.1", "tensorflow"), ("0.5.2", "jax")]] == \
         ["0.4.29", "0.4", "0.4.36", "2.15", "0.5"]

@@ -129,7 +129,8 @@ def fix_text(linter: Linter, path: Path, text: str, unsafe: bool,
                 sites.append(site)
         chosen = _select(linter.kb, diags)
         # a switch fix that took its warn-only form, or was withheld, because ops raise under it
-        said = [str(d.fix_spec["raising-note"]) for d in found if (d.fix_spec or {}).get("raising-note")]
+        said = [str(d.fix_spec["raising-note"]) for d in [*chosen, *(found if unsafe else [])]
+                if (d.fix_spec or {}).get("raising-note") and (d in chosen or d.fix_safety == "display")]
         result.notes.extend(note for note in said if note not in result.notes and not result.steps)
         if not chosen and not sites:
             break

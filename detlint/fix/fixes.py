@@ -274,12 +274,20 @@ def _appended(call: cst.Call, args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg
     between = before.whitespace_after if isinstance(before, cst.Comma) else call.whitespace_before_args
     if not isinstance(between, cst.ParenthesizedWhitespace):  # on one line: ", name=value"
         return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), new]
+    # before the bracket: after the trailing comma, or after the last argument
+    closing = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else last.whitespace_after_arg
+    comment = closing.first_line if isinstance(closing, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+    # the last argument keeps its own comment; the new one starts its line as the others do
+    to_new = cst.ParenthesizedWhitespace(first_line=comment, empty_lines=[], indent=between.indent,
+                                         last_line=between.last_line)
+    to_bracket = (closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+                  if isinstance(closing, cst.ParenthesizedWhitespace) else closing)
     if isinstance(last.comma, cst.Comma):  # a trailing comma, then the bracket: both stay
-        return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=between)),
-                new.with_changes(comma=last.comma)]
-    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=between),
+        return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=to_new)),
+                new.with_changes(comma=cst.Comma(whitespace_after=to_bracket))]
+    return [*args[:-1], last.with_changes(comma=cst.Comma(whitespace_after=to_new),
                                           whitespace_after_arg=cst.SimpleWhitespace("")),
-            new.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
+            new.with_changes(whitespace_after_arg=to_bracket)]
 
 
 def _remove_args(call: cst.Call, names: list[str]) -> cst.Call:

@@ -19,17 +19,22 @@ if TYPE_CHECKING:
     from detlint.lint.engine import Linter
 
 
-def _raising(linter: "Linter", path: Path, own: list[Diagnostic], code: str, busy: set[Path]) -> list[Diagnostic]:
-    """The findings of ``code`` in the program whose entry is ``path`` (``own``: its file's)."""
+def _raising(linter: "Linter", path: Path, code: str, busy: set[Path]) -> list[Diagnostic]:
+    """The findings of ``code`` in the program whose entry is ``path``, whether the settings show
+    them or not (an op under ``# noqa: DET603`` raises all the same)."""
     from detlint.lint.engine import real
 
-    found = {(d.path, d.line, d.col): d for d in own if d.code == code}
+    modules = {real(path): path}
     facts = linter.facts_of(path)
     if facts is not None and facts.error is None and linter.is_entry(path, facts):
-        others = {real(m): m for m in linter.program_of(path).modules if real(m) != real(path) and real(m) not in busy}
-        for module in others.values():
-            found.update({(d.path, d.line, d.col): d for d in linter.lint_file(module, linter.display(module), map_cells=False)
-                          if d.code == code})
+        for module in linter.program_of(path).modules:
+            if real(module) not in busy:
+                modules.setdefault(real(module), module)
+    found: dict[tuple[str, int, int], Diagnostic] = {}
+    for key, module in modules.items():
+        if key not in linter.unfiltered:
+            linter.lint_file(module, linter.display(module), map_cells=False)
+        found.update({(d.path, d.line, d.col): d for d in linter.unfiltered.get(key, []) if d.code == code})
     return list(found.values())
 
 
@@ -46,7 +51,7 @@ def settle(linter: "Linter", path: Path, diags: list[Diagnostic], busy: set[Path
         spec = fix.pop("if-raising", None)
         if not spec:
             continue
-        raising = _raising(linter, path, diags, spec["rule"], busy)
+        raising = _raising(linter, path, spec["rule"], busy)
         if not raising:
             diag.fix_spec = fix
             continue
@@ -55,11 +60,13 @@ def settle(linter: "Linter", path: Path, diags: list[Diagnostic], busy: set[Path
         if spec.get("code") and not _written(list(spec["code"]), linter.text_of(path)):
             diag.fix_spec = {**fix, "title": spec["title"], "code": list(spec["code"]),
                              "raising-note": f"{spec['title']}: {ops}; apply their workaround, then make the switch strict"}
-            diag.message = diag.message.replace(str(diag.fix_title), spec["title"])
+            if diag.fix_title:
+                diag.message = diag.message.replace(diag.fix_title, spec["title"])
             diag.fix_title = spec["title"]
             continue
         title = (f"keep warn_only: {ops}; apply their workaround first" if spec.get("code")
                  else f"not fixed: {ops}, and {spec['withhold']}")
         diag.fix_spec = {"title": title, "raising-note": f"{diag.code} {title}"}
-        diag.message = diag.message.replace(str(diag.fix_title), title)
+        if diag.fix_title:
+            diag.message = diag.message.replace(diag.fix_title, title)
         diag.fix_title, diag.fix_safety = title, "display"

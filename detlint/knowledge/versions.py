@@ -66,11 +66,11 @@ class VersionRange:
     def contains(self, version: Version) -> bool:
         for op, bound in self.clauses:
             # a bound without a patch names a whole minor release: 2.15.3 is "==2.15", not ">2.15"
-            version = version if bound.patch else version.minor_release
+            v = version if bound.patch else version.minor_release
             ok = {
-                ">=": version >= bound, ">": version > bound, "<=": version <= bound,
-                "<": version < bound, "==": version == bound, "!=": version != bound,
-                "~=": version >= bound and version.major == bound.major,
+                ">=": v >= bound, ">": v > bound, "<=": v <= bound,
+                "<": v < bound, "==": v == bound, "!=": v != bound,
+                "~=": v >= bound and v.major == bound.major,
             }[op]
             if not ok:
                 return False

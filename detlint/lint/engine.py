@@ -162,6 +162,8 @@ class Linter:
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
         self._settling: set[Path] = set()  # files whose switch fixes are being settled (fix/raising.py)
+        # each file's findings before select/ignore/noqa: a suppressed op still raises under a switch
+        self.unfiltered: dict[Path, list[Diagnostic]] = {}
         # groups whose calls are reported where they are, in whichever file (each-site checks)
         self.site_owners = {f"group:{check['uses']}" for rule in self.kb.rules.values()
                             for check in rule.program if check.get("each-site")}
@@ -171,6 +173,7 @@ class Linter:
         """Lint ``text`` as the content of ``path`` (stdin, flake8's lines, notebooks)."""
         self._overrides[real(path)] = text
         self._facts.pop(real(path), None)
+        self.unfiltered.clear()
         self._entry_programs.clear()  # built from the text before
         self._entries.clear()
         self._importing.clear()
@@ -523,6 +526,7 @@ class Linter:
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",
                               path=display, line=1, col=0, end_line=1, end_col=0)
             return [diag]
+        self.unfiltered[real(path)] = diags
         return self._filter(diags, facts, path)
 
     def _site_diagnostics(self, path: Path, facts: FileFacts, display: str,

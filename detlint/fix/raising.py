@@ -27,7 +27,7 @@ def _raising(linter: "Linter", path: Path, code: str, busy: set[Path]) -> list[D
     modules = {real(path): path}
     facts = linter.facts_of(path)
     if facts is not None and facts.error is None and linter.is_entry(path, facts):
-        for module in linter.program_of(path).modules:
+        for module in linter.program_for(path).modules:
             if real(module) not in busy:
                 modules.setdefault(real(module), module)
     found: dict[tuple[str, int, int], Diagnostic] = {}

@@ -403,6 +403,7 @@ class Collector(CallValues, cst.CSTVisitor):
         """Does a library's result bound to ``name`` inside a branch leave the project object it
         held as what later calls reach? (``agent = checkpoints.restore_checkpoint(path, agent)``
         in the ``else`` of a resume test: either may be ``agent`` after the ``if``.)"""
+        # frozen_models.conditions counts the if/else branches the statement is in
         if not self.frozen_models.conditions or name not in self.made_by or not isinstance(value, cst.Call):
             return False
         callee = dotted(value.func)

@@ -186,10 +186,7 @@ class Linter:
         if real(path) in self._overrides:
             return self._overrides[real(path)]
         data, _ = read_bytes(path)
-        return (data or b"").decode("utf-8", errors="replace")
-
-    def program_of(self, entry: Path) -> Program:
-        return self._program_for(entry)
+        return (read_source(path, data).text or "") if data is not None else ""
 
     def set_error(self, path: Path, facts: FileFacts) -> None:
         self._facts[real(path)] = facts
@@ -574,7 +571,7 @@ class Linter:
             if self.not_training(entry):
                 reached = True  # a test or a converter: it imports the module, it does not train
                 continue
-            program = self._program_for(entry)
+            program = self.program_for(entry)
             if module in program.modules:
                 if self.program_trains(program):
                     return True
@@ -710,7 +707,7 @@ class Linter:
         self._importing[module] = out
         return out
 
-    def _program_for(self, entry: Path) -> Program:
+    def program_for(self, entry: Path) -> Program:
         program = self._entry_programs.get(entry) or self._programs.get(entry)
         if program is None:
             program = self._programs[entry] = self.builder.build(entry)
@@ -719,7 +716,7 @@ class Linter:
     def programs_reaching(self, module: Path) -> list[Program]:
         """The programs of the project that run ``module`` (their entries in path order)."""
         module = real(module)
-        programs = (self._program_for(entry) for entry in self.entries_importing(module))
+        programs = (self.program_for(entry) for entry in self.entries_importing(module))
         return [program for program in programs if module in program.modules]
 
     def _cell_errors(self, notebook: Notebook, display: str) -> list[Diagnostic]:
@@ -785,7 +782,7 @@ class Linter:
                 facts = self.facts_of(path)
                 if facts is None or facts.error is not None or not self.is_entry(path, facts):
                     continue
-                row = self.context.differing(self._entry_programs.get(real(path)) or self._program_for(real(path)),
+                row = self.context.differing(self._entry_programs.get(real(path)) or self.program_for(real(path)),
                                              shown)
                 if row:
                     try:

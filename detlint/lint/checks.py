@@ -205,7 +205,7 @@ class Evaluator:
         where backprop kernels never run."""
         out: list[Diagnostic] = []
         keras = self.keras_for([facts], facts.hits)
-        hits = facts.hits + ([th.hit for th in program.all_hits] if program is not None else [])
+        hits = facts.hits + ([th.hit for th in program.all_hits if not th.off_default] if program is not None else [])
         # what is switched on: group matches that apply to the target version
         present = {h.owner for h in hits if not h.off_by_default
                    and (not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras))}
@@ -374,7 +374,7 @@ class Evaluator:
                    and (th.path == program.entry or not self.not_training_path(th.path))
                    and id(th) not in after]
         out: list[Diagnostic] = []
-        present = {th.hit.owner for th in program.all_hits if not th.hit.off_by_default}
+        present = {th.hit.owner for th in program.all_hits if not th.off_default}
         present |= self.assumed(present)
         for rule in self.kb.rules.values():
             if not self.rule_on(rule) or _switched_off(rule, present):
@@ -393,9 +393,10 @@ class Evaluator:
                     out.append(self._program_diagnostic(rule, check, program, first, uses, late_after, display,
                                                         where, program_name, here=sites_in is not None))
                     opted = next((th for th in program.all_hits if late_after is None and check.get("requires")
-                                  and th.hit.off_by_default and in_group(th, check["requires"])), None)
+                                  and th.off_default and in_group(th, check["requires"])), None)
                     if opted is not None:  # a seed only a command-line option or an edited value turns on
-                        out[-1].message += (f" (the call at {where(opted.path, opted.hit.line)} is on a branch a run"
+                        at = where(*(opted.optional or (opted.path, opted.hit.line)))
+                        out[-1].message += (f" (the call at {at} is on a branch a run"
                                             " with the defaults does not take: its command-line options, and the"
                                             " values the code sets before the test)")
                         lower(out[-1], "likely", "assumes a run with the defaults")
@@ -461,7 +462,7 @@ class Evaluator:
             return []
         required = check.get("requires")
         providers = [th for th in program.all_hits if required and in_group(th, required)
-                     and not th.hit.off_by_default and not self._undone(required, th, program)
+                     and not th.off_default and not self._undone(required, th, program)
                      and self._confirmed(th, program.all_hits, in_group)]
         # a seed counts where it runs: one in another module's function the trace never reached
         # (a train() the program imports but does not call) is not the program's seed
@@ -489,6 +490,7 @@ class Evaluator:
             seen: set[int] = set()
             sites = [u for u in uses if not (id(u.hit) in seen or seen.add(id(u.hit)))]
             return [(u, [u], late_after) for u in sites]
+        uses = sorted(uses, key=lambda th: th.off_default)  # reported at a use the default run makes
         report = {"use": uses[0], "requires": late_after, "when-present": _first(program, witness)}
         at = report.get(check.get("report-at", "use")) or uses[0]
         return [(at, uses, late_after)]
@@ -515,7 +517,7 @@ class Evaluator:
                 return False
             status = op.status_at(self.version(op))
             matcher = op.matchers[th.hit.index]
-            if op.fixed_by and any(in_group(other, op.fixed_by) and not other.hit.off_by_default
+            if op.fixed_by and any(in_group(other, op.fixed_by) and not other.off_default
                                    for other in program.all_hits):
                 return False  # a switch of its own (cuDNN's flag for convolutions) covers it
             differentiated = trains and (self._trained_kernels is None or op.framework in self._trained_kernels)

@@ -787,7 +787,10 @@ class Collector(CallValues, cst.CSTVisitor):
 
     def visit_If_body(self, node: cst.If) -> None:
         self._inference_branch(node, True, 1)
-        self.off_default += self._default_truth(node) is False
+        off = self._default_truth(node) is False
+        self.off_default += off
+        if off:
+            self.facts.off_default_spans.append(self.pos(node.body))
 
     def leave_If_body(self, node: cst.If) -> None:
         self._inference_branch(node, True, -1)
@@ -795,7 +798,10 @@ class Collector(CallValues, cst.CSTVisitor):
 
     def visit_If_orelse(self, node: cst.If) -> None:
         self._inference_branch(node, False, 1)
-        self.off_default += self._default_truth(node) is True
+        off = self._default_truth(node) is True
+        self.off_default += off
+        if off and node.orelse is not None:
+            self.facts.off_default_spans.append(self.pos(node.orelse))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._inference_branch(node, False, -1)

@@ -39,6 +39,9 @@ def chosen(program: Program, th: TraceHit) -> Optional[str]:
 
 def of_trace(program: Program, th: TraceHit) -> tuple[str, str]:
     """The confidence the path from the program's entry to ``th`` allows."""
+    if th.off_default:  # a branch the default options never take: runs only on request
+        path, line = th.optional or (th.path, th.hit.line)
+        return "possible", f"only with options other than the defaults (the branch at {path.name}:{line})"
     if not th.ordered:
         return "likely", unfollowed(th)
     choice = chosen(program, th)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 19
+FORMAT = 20
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -44,6 +44,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "builders": facts.builders, "gradient_style": facts.gradient_style,
         "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
+        "off_default_spans": [list(span) for span in facts.off_default_spans],
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col,
@@ -93,6 +94,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         gradient_style=[_str(v) for v in _list(doc.get("gradient_style"))],
         safe_defaults=[(_line(a), _col(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
         evaluation_spans=[_span(row) for row in _list(doc.get("evaluation_spans"))],
+        off_default_spans=[_span(row) for row in _list(doc.get("off_default_spans"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),

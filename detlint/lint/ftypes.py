@@ -157,6 +157,9 @@ class FileFacts:
     unreferenced: list[str] = field(default_factory=list)
     # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
     evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`
+    # with the flag off by default): what is imported or called there runs only on request
+    off_default_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
     # functions that make objects (a class called: layers, models) or train: what they run may
     # be differentiated later, wherever they are called (see CallSite.untaped)
     builders: list[str] = field(default_factory=list)

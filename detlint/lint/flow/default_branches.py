@@ -55,11 +55,14 @@ _UNKNOWN = object()
 def _literal(node: cst.BaseExpression) -> Any:
     if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[node.value]
-    if isinstance(node, cst.Integer):
+    if isinstance(node, (cst.Integer, cst.Float)):
         try:
-            return ast.literal_eval(node.value)  # 0x4E00, 1_000
+            return ast.literal_eval(node.value)  # 0x4E00, 1_000, 0.5
         except (ValueError, SyntaxError):
             return _UNKNOWN
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        value = _literal(node.expression)  # --local_rank defaults to -1
+        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else _UNKNOWN
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value
     return _UNKNOWN

@@ -33,9 +33,14 @@ REPLAYED = "group:training"  # what a function walked before runs again when cal
 # the class of ``self`` in a method being walked, by the file that defines it: ``self._train_epoch()``
 # in a base class's ``train()`` runs the subclass's ``_train_epoch`` when the object is one
 Receiver = Optional[tuple[Path, str]]
+# a call site or import on a branch a run with the default options never takes, (file, line):
+# what the trace reaches through it runs only on request
+OffDefault = Optional[tuple[Path, int]]
 # what a walk of the trace runs next: (file, function or None for its module level, anchor in
-# the entry, import depth, call sites it came through, the class of ``self`` there)
-Step = tuple[Path, Optional[str], Optional[tuple[int, int]], int, tuple[tuple[Path, int], ...], Receiver]
+# the entry, import depth, call sites it came through, the class of ``self`` there, the first
+# off-default site on the way)
+Step = tuple[Path, Optional[str], Optional[tuple[int, int]], int, tuple[tuple[Path, int], ...], Receiver,
+             OffDefault]
 # what a call may run: (file, function, the class of ``self`` there)
 Target = tuple[Path, Optional[str], Receiver]
 
@@ -50,6 +55,13 @@ class TraceHit:
     # the call sites, (file, line) from the entry inwards, through which the trace reached it: a
     # model_fn's ops run inside the estimator.train() call that runs it
     via: tuple[tuple[Path, int], ...] = ()
+    # reached only through a branch the default options do not take (that branch's call site)
+    optional: OffDefault = None
+
+    @property
+    def off_default(self) -> bool:
+        """Does it run only in a run with other than the default options?"""
+        return self.hit.off_by_default or self.optional is not None
 
 
 @dataclass
@@ -432,8 +444,10 @@ class ProgramBuilder:
         at the line that imports them, into project modules' module level (their own main
         guards excluded). Imports are followed MAX_IMPORT_DEPTH deep and at most MAX_MODULES
         modules per program, so a script inside a large package does not parse all of it."""
-        visited: set[tuple[Path, Optional[str], Receiver]] = set()
-        reached: set[int] = set()
+        # walks done, and whether one of them was on the default path (an off-default walk is
+        # done again when the default path reaches the same function)
+        visited: dict[tuple[Path, Optional[str], Receiver], bool] = {}
+        reached: dict[int, OffDefault] = {}  # id(hit) -> None once the default path reached it
         touched: list[Path] = []
 
         def touch(path: Path) -> Optional[FileFacts]:
@@ -611,21 +625,29 @@ class ProgramBuilder:
             return self._outline_imports(path, sketch) if depth < MAX_IMPORT_DEPTH else []
 
         def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int,
-                via: tuple[tuple[Path, int], ...] = (), receiver: Receiver = None) -> Iterator[Step]:
+                via: tuple[tuple[Path, int], ...] = (), receiver: Receiver = None,
+                optional: OffDefault = None) -> Iterator[Step]:
             """A module's level or a function, in order: what it runs (a module it imports, a
             function it calls) is yielded where it runs, and walked before this goes on."""
-            if (path, scope, receiver) in visited:
+            key = (path, scope, receiver)
+            if key in visited and (visited[key] or optional is not None):
                 return
-            visited.add((path, scope, receiver))
+            visited[key] = optional is None
             if scope is None and anchor is not None and path != program.entry:
                 skimmed = skim(path, depth)
                 if skimmed is not None:
                     for module in skimmed:
-                        yield module, None, anchor, depth + 1, (), None
+                        yield module, None, anchor, depth + 1, (), None, optional
                     return
             facts = touch(path)
             if facts is None:
                 return
+
+            def off(line: int, col: int) -> OffDefault:
+                if optional is not None:
+                    return optional
+                inside = any((l0, c0) <= (line, col) <= (l1, c1) for l0, c0, l1, c1 in facts.off_default_spans)
+                return (path, line) if inside else None
             # the main guard runs only in the entry file
             scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
             events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
@@ -642,11 +664,12 @@ class ProgramBuilder:
             for line, col, _, event in events:
                 here = anchor or (line, col)
                 if isinstance(event, Hit):
-                    reached.add(id(event))
-                    program.trace.append(TraceHit(event, path, here[0], here[1], True, via))
+                    if reached.get(id(event), False) is not None:
+                        reached[id(event)] = optional
+                    program.trace.append(TraceHit(event, path, here[0], here[1], True, via, optional))
                 elif isinstance(event, Path):
                     yield (event, None, None if event == program.entry and anchor is None else here, depth + 1, via,
-                           None)
+                           None, off(line, col))
                 else:
                     found = list(targets(path, facts, event, receiver))
                     self._note_kept(program, path, facts, event, found, touch)
@@ -655,7 +678,7 @@ class ProgramBuilder:
                         program.callers.setdefault((other_path, other_scope), set()).add((path, line, scope))
                         yield (other_path, other_scope,
                                None if other_path == program.entry and anchor is None else here, depth,
-                               via + ((path, line),), other_self)
+                               via + ((path, line),), other_self, off(line, col))
 
         # the walks under way, innermost last: a stack, not recursion, so a chain of a thousand
         # calls fits (imports are cut at MAX_IMPORT_DEPTH, calls only where they were walked)
@@ -677,7 +700,7 @@ class ProgramBuilder:
             if trained.get(key) and step[4] and replays < MAX_REPLAYS:
                 replays += 1  # walked before: its training calls run again here
                 here = step[2] or (step[4][-1][1], 0)  # where the entry runs it, or this call in the entry
-                program.trace.extend(TraceHit(th.hit, th.path, here[0], here[1], True, step[4])
+                program.trace.extend(TraceHit(th.hit, th.path, here[0], here[1], True, step[4], step[6])
                                      for th in trained[key])
             walks.append((key, len(program.trace)))
             stack.append(run(*step))
@@ -690,7 +713,8 @@ class ProgramBuilder:
                 ordered = id(hit) in reached
                 if path != program.entry and hit.scope == MAIN_GUARD:
                     continue  # another script's main guard never runs in this program
-                item = TraceHit(hit, path, hit.line if path == program.entry else 0, hit.col, ordered)
+                item = TraceHit(hit, path, hit.line if path == program.entry else 0, hit.col, ordered,
+                                optional=reached.get(id(hit)))
                 program.all_hits.append(item)
 
 

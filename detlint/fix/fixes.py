@@ -182,6 +182,19 @@ class _Apply(cst.CSTTransformer):
             if value is not None:
                 self.done.add(pos)
                 return updated.with_changes(value=value)
+        target, given = original.targets[0].target if len(original.targets) == 1 else None, updated.value
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(given, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(given.elements):
+            # a, b = x, y: a finding on one target edits that target's value
+            elements = list(given.elements)
+            for i, each in enumerate(target.elements):
+                spot = self._pos(each.value)
+                edit = self.plan.edit_values.get(spot)
+                value = _edited_value(elements[i].value, edit) if edit is not None else None
+                if value is not None:
+                    elements[i] = elements[i].with_changes(value=value)
+                    self.done.add(spot)
+            return updated.with_changes(value=given.with_changes(elements=elements))
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

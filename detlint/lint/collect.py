@@ -968,6 +968,15 @@ class Collector(CallValues, cst.CSTVisitor):
             self._assigned(node.target, node.value, node)
 
     def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression, stmt: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(value.elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+            # cudnn.benchmark, cudnn.deterministic = True, False: each target gets its value (and
+            # a finding points at its target)
+            for each, given in zip(target.elements, value.elements):
+                if isinstance(each.value, cst.Attribute):
+                    self._assigned(each.value, given.value, each.value)
+            return
         if isinstance(target, cst.Subscript):
             base = self.qualify(dotted(target.value))
             if base == "os.environ" and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):

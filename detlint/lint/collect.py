@@ -1211,6 +1211,18 @@ class Collector(CallValues, cst.CSTVisitor):
                 continue
             self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
 
+    def object_called(self, node: cst.Call, name: str) -> None:
+        """``name`` holds an object a library made and ``node`` calls it, or hands it to a
+        project function that will: the knowledge base's ``__call__`` method matchers whose
+        ``receiver-from`` names its maker apply here."""
+        origin = self.origins.get(name)
+        if not origin or name in self.made_by:
+            return
+        for owner, i in self.kb.index["method"].get("__call__", ()):
+            matcher = self.kb.matcher(owner, i)
+            if any(names.within(origin, module) for module in matcher.receiver_from):
+                self.hit(owner, i, name, node)
+
     def fetches(self, call: cst.Call, methods: tuple[str, ...]) -> bool:
         """Is a positional argument of ``call`` (or an item of a list, tuple or dict there) the
         result of one of ``methods``, called there or bound to a name before?"""
@@ -1403,8 +1415,12 @@ class Collector(CallValues, cst.CSTVisitor):
                 if made and made.rsplit(".", 1)[-1][:1].isupper():
                     self.facts.calls.append(CallSite(f"{made}.__call__", line, col, self.current_scope,
                                                      no_grad, inference, untaped))
+                elif isinstance(arg.value, cst.Name):  # ... and so is a library object (timm's NativeScaler)
+                    self.object_called(node, arg.value.value)
             for ref in self.function_names.get((self.current_scope, name), ()):  # creator(...): what it holds
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
+        if isinstance(node.func, cst.Name):
+            self.object_called(node, node.func.value)  # loss_scaler(loss, optimizer)
         if self._in_group(CONFIG_BUILDERS, qual, node) and node.args \
                 and not isinstance(node.args[0].value, cst.SimpleString):
             # instantiate(cfg.model), import_module(cfg["target"]): a class the configs name

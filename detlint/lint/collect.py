@@ -297,6 +297,12 @@ class Collector(CallValues, cst.CSTVisitor):
             if wanted is None:
                 return f"{shown} defaults to {default!r}"
             return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(not wanted))}"
+        if not holds and (value is UNKNOWN or isinstance(value, Ref)) and isinstance(node, cst.Name):
+            # tf.train.shuffle_batch(..., num_threads=num_threads) in def f(..., num_threads=16):
+            # what the parameter defaults to is what runs unless a caller passes another value
+            known, default = self.parameter_default(node.value)
+            if known and check(cond, default):
+                return f"when {node.value} keeps its default {default!r}"
         if holds or wanted is None or (value is not UNKNOWN and not isinstance(value, Ref)):
             return None
         computed = self.computed_note(node, cond, value, holds)
@@ -331,6 +337,18 @@ class Collector(CallValues, cst.CSTVisitor):
         if len(text) > 60:
             text = text[:57] + "..."
         return f"when {text} is {wanted}"
+
+    def parameter_default(self, name: str) -> tuple[bool, Any]:
+        """The literal default of the enclosing function's parameter ``name``: (known, value)."""
+        function = self.top_function
+        if function is None or self.depth != self.top_depth:
+            return False, None
+        params = function.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            if param.name.value == name and param.default is not None:
+                default = self.value(param.default)
+                return (default is not UNKNOWN and not isinstance(default, Ref)), default
+        return False, None
 
     def note_safe_default(self, name: str, cond: Condition) -> None:
         """``fit(use_multiprocessing=procs)`` in ``def train(..., procs=False)``: a parameter

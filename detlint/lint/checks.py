@@ -48,6 +48,9 @@ class Evaluator:
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
         self.not_training_path: Callable[[Path], bool] = lambda path: False
+        # does a call from a file to a project function run the argument at (keyword, position)
+        # as a tf.data stage? Set by the linter (programs/stage_parameters.py), which resolves names
+        self.stage_of: Callable[[Path, str, str, int], bool] = lambda path, callee, keyword, position: False
         # a program module's facts, by path (set by the linter; None where there is no project)
         self.facts_of: Optional[Callable[[Path], Optional[FileFacts]]] = None
         # groups a setting makes present (see assumed)
@@ -292,7 +295,12 @@ class Evaluator:
         key = id(facts)
         if key not in self._pipeline_scopes:
             stages = [h for h in facts.hits if h.owner == "group:pipeline-stages"]
-            self._pipeline_scopes[key] = (facts, *_functions_run(facts, stages))
+            spans, scopes = _functions_run(facts, stages)
+            # ... or handed to a project helper that hands it to one (make_dataset(map_fn=parse))
+            handed = [row for row in facts.handed if self.stage_of(Path(facts.path), row[0], row[1], row[2])]
+            spans += [tuple(row[4]) for row in handed if row[4]]
+            scopes |= _scopes_reached(facts, [row[3] for row in handed if row[3]])
+            self._pipeline_scopes[key] = (facts, spans, scopes)
         _, spans, scopes = self._pipeline_scopes[key]
         return _runs_in(hit, spans, scopes)
 

@@ -25,6 +25,7 @@ from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_na
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
+from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
@@ -84,7 +85,7 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
     return out, bool(FILE_NOQA_RE.search(source))
 
 
-class Collector(CallValues, cst.CSTVisitor):
+class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "",
@@ -399,6 +400,8 @@ class Collector(CallValues, cst.CSTVisitor):
             fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
             # a group's stage may be given either of two functions: `f if quad else g`
             choices = [fn.body, fn.orelse] if isinstance(fn, cst.IfExp) and owner.startswith("group:") else [fn]
+            if owner == "group:pipeline-stages":
+                self.note_stage_parameter(fn)
             functions = [f for f in (self.passed_function(choice) for choice in choices) if f != (None, None)]
             if not functions:
                 return
@@ -1415,7 +1418,8 @@ class Collector(CallValues, cst.CSTVisitor):
         if name and not self.external(qual, name):
             # get_instance(models, "arch", cfg): a project module handed to a project function is
             # there to have one of its callables looked up and called
-            for arg in node.args:
+            for position, arg in enumerate(node.args):
+                self.note_handed(qual or name, arg, position)
                 module = self.project_module(arg.value)
                 if module:
                     self.facts.calls.append(CallSite(f"{module}.*", line, col, self.current_scope,

@@ -16,6 +16,7 @@ from detlint.lint.cache import FactsCache
 from detlint.lint.program_context import ProgramContext
 from detlint.settings.config import Settings, Target, not_training
 from detlint.lint.confidence import FileReach, at_least, lower, of_training
+from detlint.lint.programs.stage_parameters import StageParameters
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile, top_scope
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
 from detlint.knowledge.kb import KnowledgeBase
@@ -153,6 +154,7 @@ class Linter:
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]),
                                       self.outline_of)
         self.builder.provider_tokens = provider_tokens(self.kb)
+        self.evaluator.stage_of = StageParameters(self.builder.resolver, self.facts_of).is_stage
         self.context = ProgramContext(settings, self.kb, real(settings.project_root), self.facts_of)
         self.builder.launch_hits = self.context.launch_hits
         self._config_targets: Optional[list[str]] = None

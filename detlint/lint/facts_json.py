@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 20
+FORMAT = 21
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -45,6 +45,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "off_default_spans": [list(span) for span in facts.off_default_spans],
+        "stage_params": facts.stage_params, "param_handed": facts.param_handed, "handed": facts.handed,
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col,
@@ -95,6 +96,10 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         safe_defaults=[(_line(a), _col(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
         evaluation_spans=[_span(row) for row in _list(doc.get("evaluation_spans"))],
         off_default_spans=[_span(row) for row in _list(doc.get("off_default_spans"))],
+        stage_params={_str(k): [_named_position(v) for v in _list(rows)]
+                      for k, rows in _dict(doc.get("stage_params")).items()},
+        param_handed=[_param_handed(row) for row in _list(doc.get("param_handed"))],
+        handed=[_handed(row) for row in _list(doc.get("handed"))],
         noqa=dict(_noqa(row) for row in _list(doc.get("noqa"))),
         file_noqa=_bool(doc.get("file_noqa")),
         error=_opt_str(doc.get("error")),
@@ -118,6 +123,26 @@ def _call(row: Any) -> CallSite:
     return CallSite(target=_str(row[0]), line=_line(row[1]), col=_col(row[2]), scope=_opt_str(row[3]),
                     no_grad=_bool(row[4]), inference=_bool(row[5]), untaped=_bool(row[6]), deferred=_bool(row[7]),
                     on_cpu=_bool(row[8]))
+
+
+def _position(value: Any) -> int:
+    """A parameter's or argument's position, -1 for none (keyword only)."""
+    return -1 if value == -1 else _count(value)
+
+
+def _named_position(row: Any) -> list[Any]:
+    row = _list(row, 2)
+    return [_str(row[0]), _position(row[1])]
+
+
+def _param_handed(row: Any) -> list[Any]:
+    row = _list(row, 6)
+    return [_str(row[0]), _str(row[1]), _position(row[2]), _str(row[3]), _str(row[4]), _position(row[5])]
+
+
+def _handed(row: Any) -> list[Any]:
+    row = _list(row, 5)
+    return [_str(row[0]), _str(row[1]), _position(row[2]), _str(row[3]), None if row[4] is None else list(_span(row[4]))]
 
 
 def _assignment(row: Any) -> tuple[str, int, int, int, int]:

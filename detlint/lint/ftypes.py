@@ -160,6 +160,12 @@ class FileFacts:
     # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`
     # with the flag off by default): what is imported or called there runs only on request
     off_default_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # functions run as tf.data stages through project helpers (flow/handed_functions.py):
+    # function -> [parameter, position] that reach a stage; [function, parameter, its position,
+    # callee, keyword, position] handed on; [callee, keyword, position, function or "", span] handed over
+    stage_params: dict[str, list[list[Any]]] = field(default_factory=dict)
+    param_handed: list[list[Any]] = field(default_factory=list)
+    handed: list[list[Any]] = field(default_factory=list)
     # functions that make objects (a class called: layers, models) or train: what they run may
     # be differentiated later, wherever they are called (see CallSite.untaped)
     builders: list[str] = field(default_factory=list)

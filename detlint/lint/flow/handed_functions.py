@@ -1,0 +1,59 @@
+"""Functions handed to project helpers that run them as tf.data stages (part of the collector).
+
+``make_dataset(paths, map_fn=_map_fn)`` in one file, ``def make_dataset(paths, map_fn=None): ...
+ds.map(map_fn)`` in another: ``_map_fn`` runs in the input pipeline, on the CPU, and is never
+differentiated, just as if it were handed to ``ds.map`` directly. Per file the collector notes the
+parameters that reach a stage (``stage_params``), the parameters handed on to other project
+functions (``param_handed``) and the functions of the file handed to project functions
+(``handed``); ``programs/stage_parameters.py`` joins them across files.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from detlint.lint.collect import Collector as _Base
+else:
+    _Base = object
+
+
+class HandedFunctions(_Base):
+    def parameter_position(self, name: str) -> Optional[int]:
+        """The position of the enclosing top-level function's parameter ``name`` (keyword-only
+        parameters get -1), or None when it is no parameter of it."""
+        function = self.top_function
+        if function is None or self.depth != self.top_depth:
+            return None
+        params = function.params
+        ordered = [*params.posonly_params, *params.params]
+        for index, param in enumerate(ordered):
+            if param.name.value == name:
+                return index
+        return -1 if any(p.name.value == name for p in params.kwonly_params) else None
+
+    def note_stage_parameter(self, fn: Optional[cst.BaseExpression]) -> None:
+        """``ds.map(map_fn)`` with ``map_fn`` a parameter: what callers pass there is a stage."""
+        if not isinstance(fn, cst.Name) or self.current_scope is None:
+            return
+        position = self.parameter_position(fn.value)
+        if position is not None:
+            self.facts.stage_params.setdefault(self.current_scope, []).append([fn.value, position])
+
+    def note_handed(self, callee: str, arg: cst.Arg, position: int) -> None:
+        """An argument of a call to the project function ``callee``: a parameter handed on, or a
+        function of this file (by name, a nested def or a lambda) handed over."""
+        keyword = arg.keyword.value if arg.keyword is not None else ""
+        spot = -1 if keyword else position
+        value = arg.value
+        if isinstance(value, cst.Name) and self.current_scope is not None:
+            own = self.parameter_position(value.value)
+            if own is not None:
+                self.facts.param_handed.append([self.current_scope, value.value, own, callee, keyword, spot])
+                return
+        ref, span = self.passed_function(self.unwrapped(value))
+        if span is not None:
+            self.facts.handed.append([callee, keyword, spot, "", list(span)])
+        elif ref and ref in self.facts.functions:
+            self.facts.handed.append([callee, keyword, spot, ref, None])

@@ -60,6 +60,7 @@ NO_GRAD_BLOCKS = "group:gradient-free-blocks"  # with torch.no_grad(): / @torch.
 MODEL_MAKERS = frozenset({"Input", "InputLayer", "Model", "Sequential"})
 SYMBOLIC_MAKERS = frozenset({"Input", "InputLayer"})
 SAFE_POSITION = 2  # parameters from the third on are passed by keyword in practice
+MAX_BOUND_VALUES = 4  # values of one local name kept for referenced_names
 # what a constructor makes, for LayerFlow: the first of these groups its name is in decides
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
@@ -169,6 +170,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
         # the hit they belong to; keywords any call of this file passes
         self.pending_defaults: list[str] = []
+        # (scope, name) -> the values assigned to a plain name there so far (referenced_names
+        # follows them: a seed computed from the clock a few lines before it is used)
+        self.local_values: dict[tuple[Optional[str], str], list[cst.BaseExpression]] = {}
         self.keywords: set[str] = set()
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
@@ -338,6 +342,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if len(text) > 60:
             text = text[:57] + "..."
         return f"when {text} is {wanted}"
+
+    def bound_values(self, name: str) -> list[cst.BaseExpression]:
+        """The values the current function (or module) gave the local ``name`` so far."""
+        return self.local_values.get((self.current_scope, name), [])
 
     def parameter_default(self, name: str) -> tuple[bool, Any]:
         """The literal default of the enclosing function's parameter ``name``: (known, value)."""
@@ -1025,6 +1033,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return
         if isinstance(target, cst.Name):
             name = target.value
+            values = self.local_values.setdefault((self.current_scope, name), [])
+            values[:] = [*values[-(MAX_BOUND_VALUES - 1):], value]  # every branch's, the latest few
             origin = self.origin_of(value) if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation,
                                                                   cst.Name, cst.Attribute)) else None
             if origin:
@@ -1180,7 +1190,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     self.pending_defaults = []
                     found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
                                          self.argument_note if owner.startswith("rule:") else self.computed_note,
-                                         self.origin_of)
+                                         self.origin_of, self.bound_values)
                     if found is None:
                         continue
                     detail = found
@@ -1224,7 +1234,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.pending_defaults = []
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
                                      self.argument_note if owner.startswith("rule:") else self.computed_note,
-                                     self.origin_of)
+                                     self.origin_of, self.bound_values)
                 if found is None:
                     continue
                 detail = found

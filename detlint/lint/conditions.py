@@ -136,9 +136,13 @@ def _equal(value: Any, expected: Any) -> bool:
     return value == expected
 
 
-def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]]) -> set[str]:
-    """Qualified names an expression mentions (``int(time.time())`` -> {"int", "time.time"})."""
+def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]],
+                     bound: Optional[Callable[[str], list[cst.BaseExpression]]] = None) -> set[str]:
+    """Qualified names an expression mentions (``int(time.time())`` -> {"int", "time.time"}),
+    and, with ``bound``, those of the values a local name it mentions was given before
+    (``seed = int(time.time())`` ... ``PRNGKey(seed)``)."""
     found: set[str] = set()
+    expanded: set[str] = set()
 
     class Finder(cst.CSTVisitor):
         def visit_Attribute(self, attr: cst.Attribute) -> Optional[bool]:
@@ -150,6 +154,10 @@ def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]])
 
         def visit_Name(self, name: cst.Name) -> None:
             found.add(resolve(name.value) or name.value)
+            if bound is not None and name.value not in expanded:
+                expanded.add(name.value)
+                for value in bound(name.value):
+                    value.visit(self)
 
     node.visit(Finder())
     return found
@@ -265,7 +273,8 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
                  value_of: Callable[[cst.BaseExpression], Any],
                  resolve: Optional[Callable[[str], Optional[str]]] = None,
                  note_of: Optional[NoteOf] = None,
-                 made_by: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None) -> Optional[str]:
+                 made_by: Optional[Callable[[cst.BaseExpression], Optional[str]]] = None,
+                 bound: Optional[Callable[[str], list[cst.BaseExpression]]] = None) -> Optional[str]:
     """None if any condition fails, else a short description of the matched arguments."""
     details: list[str] = []
     for name, cond in conditions.items():
@@ -273,7 +282,8 @@ def check_kwargs(call: cst.Call, conditions: dict[str, Condition],
         if node is None and has_star_args(call):
             return None  # **kwargs may carry it
         value = MISSING if node is None else value_of(node)
-        refs = referenced_names(node, resolve) if node is not None and resolve and "uses-any" in cond.spec else None
+        refs = referenced_names(node, resolve, bound) if node is not None and resolve and "uses-any" in cond.spec \
+            else None
         items = item_count(node, value_of) if node is not None and "min-items" in cond.spec else None
         maker = made_by(node) if node is not None and made_by and "not-made-by" in cond.spec else None
         holds = check(cond, value, refs, items, maker)

@@ -1453,6 +1453,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
         if isinstance(node.func, cst.Name):
             self.object_called(node, node.func.value)  # loss_scaler(loss, optimizer)
+            if any(_looked_up_by_name(value) for value in self.bound_values(node.func.value)):
+                # m = eval(m) ... m(*args): one of the callables the module's star imports bring
+                for star in self.facts.star_imports:
+                    self.facts.calls.append(CallSite(f"{star}.*", line, col, self.current_scope, no_grad,
+                                                     inference, untaped))
         if self._in_group(CONFIG_BUILDERS, qual, node) and node.args \
                 and not isinstance(node.args[0].value, cst.SimpleString):
             # instantiate(cfg.model), import_module(cfg["target"]): a class the configs name
@@ -1825,6 +1830,18 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[s
     except (ValueError, RecursionError, MemoryError):
         pass
     return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
+
+
+def _looked_up_by_name(value: cst.BaseExpression) -> bool:
+    """Is ``value`` (either side of a conditional) a module-level name looked up at run time:
+    ``eval(name)``, ``globals()[name]``, ``vars()[name]``?"""
+    if isinstance(value, cst.IfExp):
+        return _looked_up_by_name(value.body) or _looked_up_by_name(value.orelse)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "eval":
+        return bool(value.args) and not isinstance(value.args[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    return isinstance(value, cst.Subscript) and isinstance(value.value, cst.Call) \
+        and isinstance(value.value.func, cst.Name) and value.value.func.value in ("globals", "vars") \
+        and not value.value.args
 
 
 def _last_method(node: cst.BaseExpression) -> Optional[str]:

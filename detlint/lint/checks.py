@@ -376,8 +376,12 @@ class Evaluator:
         # what is bound to test or validation data (``test_ds = ds.shuffle(100)``) only evaluates,
         # ... and so is what a plotting or visualisation module of the project draws
         # ... and what runs after the last training call (sampling, plotting a prediction)
-        after = _after_training(program, [th for th in program.trace if in_group(th, "training")
-                                          and self._confirmed(th, reachable, in_group)], facts_of)
+        training_calls_seen = [th for th in program.trace if in_group(th, "training")
+                               and self._confirmed(th, reachable, in_group)]
+        # a session run seen to fetch a train op is where training runs; without one, any loop
+        # running a session may be
+        session_loops = not any(self.kb.matcher(th.hit.owner, th.hit.index).fetches for th in training_calls_seen)
+        after = _after_training(program, training_calls_seen, facts_of, session_loops)
         feeding = [th for th in reachable if not _evaluation_data(facts_of(th.path), th.hit)
                    and (th.path == program.entry or not self.not_training_path(th.path))
                    and id(th) not in after]
@@ -483,7 +487,11 @@ class Evaluator:
                 return []
             provider_ids = {id(p.hit) for p in providers}
             use_ids = {id(u.hit) for u in uses}
-            first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
+            # where the default run seeds (a walk through an off-default branch may have met it first)
+            first_provider = next((i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids
+                                   and th.optional is None), None)
+            if first_provider is None:
+                first_provider = next(i for i, th in enumerate(program.trace) if id(th.hit) in provider_ids)
             # the uses that run before the seed (a layer thrown away before it does not count)
             early = {id(th.hit) for i, th in enumerate(program.trace[:first_provider]) if id(th.hit) in use_ids
                      and not (thrown_away and thrown_away(i, first_provider))
@@ -682,12 +690,13 @@ def unreached_in_entry(program: Program, facts_of: Any) -> list[TraceHit]:
             if th.path == program.entry and not th.ordered and top_scope(th.hit.scope) not in dead]
 
 
-def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -> set[int]:
+def _after_training(program: Program, training: list[TraceHit], facts_of: Any, session_loops: bool = False) -> set[int]:
     """The trace entries (by id) that run only after the program's last training call: they
     cannot change the trained model (sampling from it, plotting a prediction). Not so for one
     the trace also reaches before that call (a helper called twice), one that call runs (an
     Estimator's model_fn) or is given (a lambda among its arguments), or one in a loop that may train again (it holds a training call or
-    a call into project code: the next epoch)."""
+    a call into project code: the next epoch; with ``session_loops``, where no session run was
+    seen to fetch a train op, a loop running a TF1 session, which may run one built elsewhere)."""
     if not training:
         return set()
     last = max(i for i, th in enumerate(program.trace) if any(th is t for t in training))
@@ -700,9 +709,12 @@ def _after_training(program: Program, training: list[TraceHit], facts_of: Any) -
         facts = facts_of(path)
         if facts is None:
             return True
+        # ... or a loop running a TF1 session, which may run a train op built elsewhere
+        runs = [h.line for h in facts.hits if h.owner == "group:graph-runs"] if session_loops else []
         return any(start <= line <= end and (any(start <= t <= end for t in trained.get(path, ()))
                                              or any(start <= c.line <= end and _project_call(facts, c.target)
-                                                    for c in facts.calls))
+                                                    for c in facts.calls)
+                                             or any(start <= r <= end for r in runs))
                    for start, end in facts.loops)
 
     sites = {(t.path, t.hit.line) for t in training}

@@ -207,6 +207,8 @@ class Evaluator:
         ``unless-present``. ``no_grad``: its functions that never get a gradient (gradients.py),
         where backprop kernels never run."""
         out: list[Diagnostic] = []
+        if not any(h.owner.startswith(("rule:", "op:")) for h in facts.hits):
+            return out  # only rule and op matches are reported here (and the versions stay undecided)
         keras = self.keras_for([facts], facts.hits)
         hits = facts.hits + ([th.hit for th in program.all_hits if not th.off_default] if program is not None else [])
         # what is switched on: group matches that apply to the target version

@@ -95,14 +95,16 @@ class ImportIndex:
         """Files whose imports may load one of ``modules``. Only files whose bytes hold one of
         the modules' names are read for their imports: a script's own name is rarely anywhere else."""
         names = {module_name(m) for m in modules}
-        chains = {self._dotted(m) for m in modules}
+        # an import may load a module when what it names is a tail of the module's dotted name
+        # (`import models.resnet` or `import resnet` for models/resnet.py): every tail, once
+        tails = {chain[i:] for chain in map(self._dotted, modules) for i in range(len(chain))}
         mentioning = self._mentioning({os.fsencode(name) for name in names})  # a name not UTF-8 too
         found = []
         for path in sorted(mentioning, key=self._order.__getitem__):
             if not self.words_of(path) & names:
                 continue
             dotted, relative = self.targets_of(path)
-            if relative & names or any(chain[-len(d):] == d for d in dotted for chain in chains if len(d) <= len(chain)):
+            if relative & names or not tails.isdisjoint(dotted):
                 found.append(path)
         return found
 

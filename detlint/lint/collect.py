@@ -1715,9 +1715,33 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self.facts.loops.append(self.pos(node)[::2])
+        self._forget_rebound(node.body)
+
+    def _forget_rebound(self, body: cst.CSTNode) -> None:
+        """A name the loop body binds may differ from its value before the loop from the second
+        iteration on (``kept = None`` ... ``if kept is not None:`` ... ``kept = model(x)``): it
+        is no constant inside the loop."""
+        class Bound(cst.CSTVisitor):
+            names: set[str] = set()
+
+            def visit_Assign(self, assign: cst.Assign) -> None:
+                for target in assign.targets:
+                    self.names.update(bound_names(target.target))
+
+            def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+                self.names.update(bound_names(assign.target))
+
+        found = Bound()
+        found.names = set()
+        body.visit(found)
+        for name in found.names:
+            self.local_constants.pop((self.current_scope, name), None)
+            if self.depth == 0:
+                self.constants.pop(name, None)
 
     def visit_For(self, node: cst.For) -> None:
         self.facts.loops.append(self.pos(node)[::2])
+        self._forget_rebound(node.body)
         self.frozen_models.note_loop(node)
         self.paths.bind(self.current_scope, bound_names(node.target), node.iter, None)
         it = node.iter

@@ -41,7 +41,7 @@ def of_trace(program: Program, th: TraceHit) -> tuple[str, str]:
     """The confidence the path from the program's entry to ``th`` allows."""
     if th.off_default:  # a branch the default options never take: runs only on request
         path, line = th.optional or (th.path, th.hit.line)
-        return "possible", f"only with options other than the defaults (the branch at {path.name}:{line})"
+        return "possible", f"only on a branch a run with the defaults does not take ({path.name}:{line})"
     if not th.ordered:
         return "likely", unfollowed(th)
     choice = chosen(program, th)
@@ -88,6 +88,8 @@ class FileReach:
 
     def unreached(self, hit: Hit) -> tuple[str, str]:
         top = top_scope(hit.scope)
+        if hit.off_by_default:  # `if ASFF:` with ASFF = False just before, `if args.fast:` off by default
+            return "possible", f"only on a branch a run with the defaults does not take (line {hit.line})"
         # module-level code runs when the module is imported, and so do a def's decorators and defaults
         if not top or hit.line <= self.defined_at.get(hit.scope or "", 0):
             return "likely", "assumes the module's users train with it"

@@ -170,6 +170,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
         # the hit they belong to; keywords any call of this file passes
         self.pending_defaults: list[str] = []
+        self.aside_hits: dict[int, tuple[str, ...]] = {}  # id(hit) -> the methods it must be called from
         # (scope, name) -> the values assigned to a plain name there so far (referenced_names
         # follows them: a seed computed from the clock a few lines before it is used)
         self.local_values: dict[tuple[Optional[str], str], list[cst.BaseExpression]] = {}
@@ -391,7 +392,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if owner in NOT_EVIDENCE:
             return  # consulted by runs_its_arguments, held_functions and is_display, not evidence
         matcher = self.kb.matcher(owner, index)
-        if matcher.in_methods and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods:
+        # outside the methods it is about (a dataset's __getitem__): kept only if one of them
+        # calls the function it is in (a helper __getitem__ calls: it runs in the workers too)
+        aside = bool(matcher.in_methods) and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods
+        if aside and self.current_scope in (None, MAIN_GUARD):
             return
         methods, importing = matcher.outside_methods
         if methods and self.current_scope and "." in self.current_scope \
@@ -417,6 +421,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                        arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls),
                                        self.off_default > 0))
+            if aside:
+                self.aside_hits[id(self.facts.hits[-1])] = matcher.in_methods
         for param in self.pending_defaults:
             self.facts.safe_defaults.append((line, col, param))
         self.pending_defaults = []
@@ -1598,6 +1604,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.facts.frozen_bindings = self.frozen_models.lines()
+        if self.aside_hits:  # kept where one of their methods calls them (see hit)
+            reached = {methods: _called_from(self.facts, methods) for methods in set(self.aside_hits.values())}
+            self.facts.hits = [h for h in self.facts.hits
+                               if id(h) not in self.aside_hits or h.scope in reached[self.aside_hits[id(h)]]]
         # holders no runner was seen to run (returned, stored on self): their functions run where
         # the object was made, after its arguments (a RunConfig seed among them)
         for name, (line, col, scope) in self.unrun_holders.items():
@@ -1854,6 +1864,24 @@ def _syntax_error(source: str, path: str, exc: cst.ParserSyntaxError) -> tuple[s
     except (ValueError, RecursionError, MemoryError):
         pass
     return f"syntax error: {exc.message}", exc.raw_line, max(exc.raw_column, 0)
+
+
+def _called_from(facts: FileFacts, methods: tuple[str, ...]) -> set[str]:
+    """The functions of this file that the methods named ``methods`` (``__getitem__``) call,
+    directly or through one another (by name: ``self.load_image`` or ``load_mosaic``)."""
+    todo = [scope for scope in facts.functions if scope.rsplit(".", 1)[-1] in methods]
+    seen = set(todo)
+    while todo:
+        scope = todo.pop()
+        for call in facts.calls:
+            if call.scope != scope:
+                continue
+            name = call.target.rsplit(".", 1)[-1]
+            for found in facts.functions:
+                if found not in seen and (found == name or found.endswith("." + name)):
+                    seen.add(found)
+                    todo.append(found)
+    return seen - {scope for scope in facts.functions if scope.rsplit(".", 1)[-1] in methods}
 
 
 def _looked_up_by_name(value: cst.BaseExpression) -> bool:

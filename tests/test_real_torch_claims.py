@@ -21,7 +21,9 @@ torch = pytest.importorskip("torch")
 TORCH_VERSION = Version.parse(torch.__version__)
 KB = kb_module.load()
 NOT_INSTALLED_HERE = ("torchvision", "torchaudio", "lightning", "pytorch_lightning", "transformers", "accelerate", "kornia",
-                      "timm", "fastai", "keras", "peft", "trl", "ignite")
+                      "timm", "fastai", "keras", "peft", "trl", "ignite",
+                      # OpenMMLab (rules/torch/openmmlab.yaml names its sources)
+                      "mmcv", "mmengine", "mmdet", "mmseg", "mmcls", "mmpretrain", "mmdet3d", "mmpose", "mmaction")
 # a training script with every kind of draw DET601 and DET602 are about: layer initialisation,
 # dropout, a shuffling loader, a convolution's backward
 TRAINING = '''\

@@ -182,7 +182,8 @@ class _Apply(cst.CSTTransformer):
             if value is not None:
                 self.done.add(pos)
                 return updated.with_changes(value=value)
-        target, given = original.targets[0].target if len(original.targets) == 1 else None, updated.value
+        target = original.targets[0].target if len(original.targets) == 1 else None
+        given = updated.value
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(given, (cst.Tuple, cst.List)) \
                 and len(target.elements) == len(given.elements):
             # a, b = x, y: a finding on one target edits that target's value

@@ -711,12 +711,14 @@ def _after_training(program: Program, training: list[TraceHit], facts_of: Any, s
         facts = facts_of(path)
         if facts is None:
             return True
-        # ... or a loop running a TF1 session, which may run a train op built elsewhere
+        # ... or the first loop of the file running a TF1 session, which may run a train op built
+        # elsewhere (a later one samples or evaluates)
         runs = [h.line for h in facts.hits if h.owner == "group:graph-runs"] if session_loops else []
+        first = min(((start, end) for start, end in facts.loops if any(start <= r <= end for r in runs)), default=None)
         return any(start <= line <= end and (any(start <= t <= end for t in trained.get(path, ()))
                                              or any(start <= c.line <= end and _project_call(facts, c.target)
                                                     for c in facts.calls)
-                                             or any(start <= r <= end for r in runs))
+                                             or (start, end) == first)
                    for start, end in facts.loops)
 
     sites = {(t.path, t.hit.line) for t in training}

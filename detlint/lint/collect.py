@@ -171,6 +171,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # the hit they belong to; keywords any call of this file passes
         self.pending_defaults: list[str] = []
         self.aside_hits: dict[int, tuple[str, ...]] = {}  # id(hit) -> the methods it must be called from
+        self.if_depth = 0  # enclosing if statements (the main guard aside)
+        self.project_keywords: set[str] = set()  # keywords this file passes to project functions
+        # parameters whose default a hit was judged by (argument_note), and those hits: dropped
+        # when this file passes the parameter by keyword anywhere
+        self.pending_parameters: list[str] = []
+        self.default_judged: dict[int, str] = {}
         # (scope, name) -> the values assigned to a plain name there so far (referenced_names
         # follows them: a seed computed from the clock a few lines before it is used)
         self.local_values: dict[tuple[Optional[str], str], list[cst.BaseExpression]] = {}
@@ -303,11 +309,14 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if wanted is None:
                 return f"{shown} defaults to {default!r}"
             return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(not wanted))}"
-        if not holds and (value is UNKNOWN or isinstance(value, Ref)) and isinstance(node, cst.Name):
+        if not holds and (value is UNKNOWN or isinstance(value, Ref)) and isinstance(node, cst.Name) \
+                and not self.bound_values(node.value):
             # tf.train.shuffle_batch(..., num_threads=num_threads) in def f(..., num_threads=16):
-            # what the parameter defaults to is what runs unless a caller passes another value
-            known, default = self.parameter_default(node.value)
-            if known and check(cond, default):
+            # what the parameter defaults to is what runs unless a caller passes another value (a
+            # None default stands for "the caller says"; leading parameters are passed by position)
+            known, default, position = self.parameter_default(node.value)
+            if known and default is not None and position >= SAFE_POSITION and check(cond, default):
+                self.pending_parameters.append(node.value)
                 return f"when {node.value} keeps its default {default!r}"
         if holds or wanted is None or (value is not UNKNOWN and not isinstance(value, Ref)):
             return None
@@ -348,17 +357,20 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         """The values the current function (or module) gave the local ``name`` so far."""
         return self.local_values.get((self.current_scope, name), [])
 
-    def parameter_default(self, name: str) -> tuple[bool, Any]:
-        """The literal default of the enclosing function's parameter ``name``: (known, value)."""
+    def parameter_default(self, name: str) -> tuple[bool, Any, int]:
+        """The literal default of the enclosing function's parameter ``name``: (known, value, its
+        position; keyword-only parameters count as last)."""
         function = self.top_function
         if function is None or self.depth != self.top_depth:
-            return False, None
+            return False, None, 0
         params = function.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        ordered = [*params.posonly_params, *params.params]
+        for index, param in enumerate([*ordered, *params.kwonly_params]):
             if param.name.value == name and param.default is not None:
                 default = self.value(param.default)
-                return (default is not UNKNOWN and not isinstance(default, Ref)), default
-        return False, None
+                at = index if index < len(ordered) else len(ordered) + SAFE_POSITION
+                return (default is not UNKNOWN and not isinstance(default, Ref)), default, at
+        return False, None, 0
 
     def note_safe_default(self, name: str, cond: Condition) -> None:
         """``fit(use_multiprocessing=procs)`` in ``def train(..., procs=False)``: a parameter
@@ -426,6 +438,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         for param in self.pending_defaults:
             self.facts.safe_defaults.append((line, col, param))
         self.pending_defaults = []
+        for param in self.pending_parameters:
+            self.default_judged[id(self.facts.hits[-1])] = param
+        self.pending_parameters = []
         if owner.startswith("op:") and self.no_grad and self.kb.ops[owner[3:]].phase == "backprop":
             self.facts.off_gradient.append((line, col))  # built or run where no gradient is taken
         if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
@@ -852,6 +867,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             # random_seed = 0 earlier in the same function: `if random_seed:` is never taken
             if not isinstance(expr, cst.Name):
                 return False, None
+            bound = self.bound_values(expr.value)
+            if len(bound) == 1 and self.option_read(bound[0]) in self.options:
+                return True, self.options[self.option_read(bound[0])][0]  # seed = args.seed; `if seed < 0:`
             if self.depth == 0:  # a script's or notebook's own top level
                 return (True, self.constants[expr.value]) if expr.value in self.constants else (False, None)
             key = (self.current_scope, expr.value)
@@ -893,6 +911,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> None:
         if not (self.depth == 0 and _is_main_guard(node.test)):
             self.frozen_models.conditions += 1
+            self.if_depth += 1
         if self.depth == 0 and not self.in_main_guard and _is_main_guard(node.test):
             self.facts.main_guard = self.facts.main_guard or self.pos(node)[0]
             self.in_main_guard = True
@@ -905,6 +924,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def leave_If(self, original_node: cst.If) -> None:
         if not (self.depth == 0 and _is_main_guard(original_node.test)):
             self.frozen_models.conditions -= 1
+            self.if_depth -= 1
         if self.in_main_guard and original_node is getattr(self, "_guard_node", None):
             self.in_main_guard = False
         if _mentions_version(original_node.test):
@@ -1011,6 +1031,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             for each, given in zip(target.elements, value.elements):
                 if isinstance(each.value, cst.Attribute):
                     self._assigned(each.value, given.value, each.value)
+                else:  # a plain name: forgotten, not rebound one by one (a, b = b, a)
+                    self._assigned(each.value, cst.Name("_unknown_"), stmt)
             return
         if isinstance(target, cst.Subscript):
             base = self.qualify(dotted(target.value))
@@ -1040,7 +1062,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if isinstance(target, cst.Name):
             name = target.value
             values = self.local_values.setdefault((self.current_scope, name), [])
-            values[:] = [*values[-(MAX_BOUND_VALUES - 1):], value]  # every branch's, the latest few
+            if self.off_default:
+                pass  # a branch the default run never takes binds nothing it uses
+            elif self.if_depth:
+                values[:] = [*values[-(MAX_BOUND_VALUES - 1):], value]  # every branch's, the latest few
+            else:
+                values[:] = [value]  # rebound whatever it held
             origin = self.origin_of(value) if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation,
                                                                   cst.Name, cst.Attribute)) else None
             if origin:
@@ -1193,7 +1220,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     continue
                 detail = ""
                 if call is not None and matcher.kwargs:
-                    self.pending_defaults = []
+                    self.pending_defaults, self.pending_parameters = [], []
                     found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
                                          self.argument_note if owner.startswith("rule:") else self.computed_note,
                                          self.origin_of, self.bound_values)
@@ -1237,7 +1264,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 continue
             detail = ""
             if matcher.kwargs:
-                self.pending_defaults = []
+                self.pending_defaults, self.pending_parameters = [], []
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
                                      self.argument_note if owner.startswith("rule:") else self.computed_note,
                                      self.origin_of, self.bound_values)
@@ -1453,7 +1480,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 if made and made.rsplit(".", 1)[-1][:1].isupper():
                     self.facts.calls.append(CallSite(f"{made}.__call__", line, col, self.current_scope,
                                                      no_grad, inference, untaped))
-                elif isinstance(arg.value, cst.Name):  # ... and so is a library object (timm's NativeScaler)
+                elif isinstance(arg.value, cst.Name) and any(first <= line <= last for first, last in self.facts.loops):
+                    # ... and so is a library object (timm's NativeScaler) handed on in a loop (an
+                    # epoch's train_one_epoch; once after the loop it is saved, not called)
                     self.object_called(node, arg.value.value)
             for ref in self.function_names.get((self.current_scope, name), ()):  # creator(...): what it holds
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
@@ -1604,18 +1633,18 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.facts.frozen_bindings = self.frozen_models.lines()
-        if self.aside_hits:  # kept where one of their methods calls them (see hit)
-            reached = {methods: _called_from(self.facts, methods) for methods in set(self.aside_hits.values())}
-            self.facts.hits = [h for h in self.facts.hits
-                               if id(h) not in self.aside_hits or h.scope in reached[self.aside_hits[id(h)]]]
         # holders no runner was seen to run (returned, stored on self): their functions run where
         # the object was made, after its arguments (a RunConfig seed among them)
         for name, (line, col, scope) in self.unrun_holders.items():
             for ref in self.holders[name]:
                 self.facts.calls.append(CallSite(ref, line, col, scope))
-        unreached = self.flow.unconfirmed()
+        unreached = self.flow.unconfirmed()  # positions in the hits as the walk left them
         if unreached:
             self.facts.hits = [h for i, h in enumerate(self.facts.hits) if i not in unreached]
+        if self.aside_hits:  # kept where one of their methods calls them (see hit)
+            reached = {methods: _called_from(self.facts, methods) for methods in set(self.aside_hits.values())}
+            self.facts.hits = [h for h in self.facts.hits
+                               if id(h) not in self.aside_hits or h.scope in reached[self.aside_hits[id(h)]]]
         self.drop_dead_branches()
         self.record_exports()
         if self.plain_functions or self.plain_classes:  # named once: in its def (strings count as names, comments do not)
@@ -1629,6 +1658,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.facts.builders = sorted(self.builders)
         # a parameter this file passes by keyword somewhere may be set: its hits stay
         self.facts.safe_defaults = [d for d in self.facts.safe_defaults if d[2] not in self.keywords]
+        # ... and a hit judged by a parameter's default goes (a caller may pass another value)
+        if self.default_judged:
+            self.facts.hits = [h for h in self.facts.hits
+                               if self.default_judged.get(id(h)) not in self.project_keywords]
         self.facts.gradient_style = sorted(self.file_flags)
 
     def record_exports(self) -> None:
@@ -1732,7 +1765,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         iteration on (``kept = None`` ... ``if kept is not None:`` ... ``kept = model(x)``): it
         is no constant inside the loop."""
         class Bound(cst.CSTVisitor):
-            names: set[str] = set()
+            def __init__(self) -> None:
+                super().__init__()
+                self.names: set[str] = set()
 
             def visit_Assign(self, assign: cst.Assign) -> None:
                 for target in assign.targets:
@@ -1742,7 +1777,6 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.names.update(bound_names(assign.target))
 
         found = Bound()
-        found.names = set()
         body.visit(found)
         for name in found.names:
             self.local_constants.pop((self.current_scope, name), None)
@@ -1876,11 +1910,13 @@ def _called_from(facts: FileFacts, methods: tuple[str, ...]) -> set[str]:
         for call in facts.calls:
             if call.scope != scope:
                 continue
-            name = call.target.rsplit(".", 1)[-1]
-            for found in facts.functions:
-                if found not in seen and (found == name or found.endswith("." + name)):
-                    seen.add(found)
-                    todo.append(found)
+            head, _, rest = call.target.partition(".")
+            # self.load_image() is a method of the calling class; load_mosaic() a function of the file
+            found = f"{scope.split('.')[0]}.{rest}" if head == "self" and "." not in rest else \
+                (call.target if not rest else None)
+            if found in facts.functions and found not in seen:
+                seen.add(found)
+                todo.append(found)
     return seen - {scope for scope in facts.functions if scope.rsplit(".", 1)[-1] in methods}
 
 

@@ -142,7 +142,8 @@ def _param_handed(row: Any) -> list[Any]:
 
 def _handed(row: Any) -> list[Any]:
     row = _list(row, 5)
-    return [_str(row[0]), _str(row[1]), _position(row[2]), _str(row[3]), None if row[4] is None else list(_span(row[4]))]
+    span = None if row[4] is None else list(_span(row[4]))
+    return [_str(row[0]), _str(row[1]), _position(row[2]), _str(row[3]), span]
 
 
 def _assignment(row: Any) -> tuple[str, int, int, int, int]:

@@ -44,6 +44,12 @@ def default_truth(test: cst.BaseExpression, option_default: OptionDefault) -> Op
             return value == literal
         if isinstance(op, cst.NotEqual):
             return value != literal
+        ordering = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
+                    cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b}
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, literal))
+        for kind, compare in ordering.items():
+            if isinstance(op, kind) and numbers:
+                return compare(value, literal)  # `if args.seed < 0:` with --seed defaulting to 0
         return None
     known, value = option_default(node)
     return bool(value) if known else None

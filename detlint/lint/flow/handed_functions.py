@@ -45,6 +45,8 @@ class HandedFunctions(_Base):
         """An argument of a call to the project function ``callee``: a parameter handed on, or a
         function of this file (by name, a nested def or a lambda) handed over."""
         keyword = arg.keyword.value if arg.keyword is not None else ""
+        if keyword:
+            self.project_keywords.add(keyword)
         spot = -1 if keyword else position
         value = arg.value
         if isinstance(value, cst.Name) and self.current_scope is not None:

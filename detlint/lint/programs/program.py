@@ -687,22 +687,24 @@ class ProgramBuilder:
         trained: dict[tuple[Path, Optional[str], Receiver], list[TraceHit]] = {}
         replays = 0
         stack = [run(program.entry, None, None, 0)]
-        walks: list[tuple[tuple[Path, Optional[str], Receiver], int]] = [((program.entry, None, None), 0)]
+        walks: list[tuple[tuple[Path, Optional[str], Receiver], int, bool]] = [((program.entry, None, None), 0, True)]
         while stack:
             step = next(stack[-1], None)
             if step is None:
                 stack.pop()
-                key, start = walks.pop()
-                if key not in trained:
+                key, start, on_default = walks.pop()
+                # the walk on the default path replaces one made through an off-default branch
+                if key not in trained or (on_default and len(program.trace) > start):
                     trained[key] = [th for th in program.trace[start:] if th.hit.owner == REPLAYED]
                 continue
             key = (step[0], step[1], step[5])
-            if trained.get(key) and step[4] and replays < MAX_REPLAYS:
+            walked_off_default_only = visited.get(key) is False and step[6] is None  # it is walked again now
+            if trained.get(key) and step[4] and replays < MAX_REPLAYS and not walked_off_default_only:
                 replays += 1  # walked before: its training calls run again here
                 here = step[2] or (step[4][-1][1], 0)  # where the entry runs it, or this call in the entry
                 program.trace.extend(TraceHit(th.hit, th.path, here[0], here[1], True, step[4], step[6])
                                      for th in trained[key])
-            walks.append((key, len(program.trace)))
+            walks.append((key, len(program.trace), step[6] is None))
             stack.append(run(*step))
         program.modules = touched
         for path in touched:

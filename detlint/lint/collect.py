@@ -359,35 +359,22 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def parameter_default(self, name: str) -> tuple[bool, Any, int]:
         """The literal default of the enclosing function's parameter ``name``: (known, value, its
-        position; keyword-only parameters count as last)."""
-        function = self.top_function
-        if function is None or self.depth != self.top_depth:
+        position; keyword-only parameters count as passed by keyword, after SAFE_POSITION)."""
+        found = self.enclosing_parameter(name)
+        if found is None or found[2].default is None:
             return False, None, 0
-        params = function.params
-        ordered = [*params.posonly_params, *params.params]
-        for index, param in enumerate([*ordered, *params.kwonly_params]):
-            if param.name.value == name and param.default is not None:
-                default = self.value(param.default)
-                at = index if index < len(ordered) else len(ordered) + SAFE_POSITION
-                return (default is not UNKNOWN and not isinstance(default, Ref)), default, at
-        return False, None, 0
+        index, keyword_only, param = found
+        default = self.value(param.default)
+        at = index + SAFE_POSITION if keyword_only else index
+        return (default is not UNKNOWN and not isinstance(default, Ref)), default, at
 
     def note_safe_default(self, name: str, cond: Condition) -> None:
         """``fit(use_multiprocessing=procs)`` in ``def train(..., procs=False)``: a parameter
         whose default is the safe value. If nothing passes it, the default is what runs (see
         FileFacts.safe_defaults); a leading parameter may be passed by position, so it does not count."""
-        function = self.top_function
-        if function is None or self.depth != self.top_depth:
-            return
-        params = function.params
-        ordered = [*params.posonly_params, *params.params]
-        for index, param in enumerate([*ordered, *params.kwonly_params]):
-            if param.name.value != name or param.default is None:
-                continue
-            default = self.value(param.default)
-            if default is not UNKNOWN and not isinstance(default, Ref) and not check(cond, default) \
-                    and (index >= SAFE_POSITION or index >= len(ordered)):
-                self.pending_defaults.append(name)
+        known, default, at = self.parameter_default(name)
+        if known and not check(cond, default) and at >= SAFE_POSITION:
+            self.pending_defaults.append(name)
 
     @property
     def current_scope(self) -> Optional[str]:

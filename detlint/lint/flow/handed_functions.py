@@ -20,18 +20,24 @@ else:
 
 
 class HandedFunctions(_Base):
-    def parameter_position(self, name: str) -> Optional[int]:
-        """The position of the enclosing top-level function's parameter ``name`` (keyword-only
-        parameters get -1), or None when it is no parameter of it."""
+    def enclosing_parameter(self, name: str) -> Optional[tuple[int, bool, cst.Param]]:
+        """The enclosing top-level function's parameter ``name``: (its position among the
+        positional ones or the keyword-only ones, whether it is keyword-only, the parameter)."""
         function = self.top_function
         if function is None or self.depth != self.top_depth:
             return None
         params = function.params
-        ordered = [*params.posonly_params, *params.params]
-        for index, param in enumerate(ordered):
-            if param.name.value == name:
-                return index
-        return -1 if any(p.name.value == name for p in params.kwonly_params) else None
+        for keyword_only, group in ((False, [*params.posonly_params, *params.params]), (True, params.kwonly_params)):
+            for index, param in enumerate(group):
+                if param.name.value == name:
+                    return index, keyword_only, param
+        return None
+
+    def parameter_position(self, name: str) -> Optional[int]:
+        """The position of the enclosing function's parameter ``name`` (-1: keyword-only), or
+        None when it is no parameter of it."""
+        found = self.enclosing_parameter(name)
+        return None if found is None else (-1 if found[1] else found[0])
 
     def note_stage_parameter(self, fn: Optional[cst.BaseExpression]) -> None:
         """``ds.map(map_fn)`` with ``map_fn`` a parameter: what callers pass there is a stage."""

@@ -99,6 +99,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
         self.nested_defs: dict[str, tuple[int, int, int, int]] = {}  # functions defined in top_function
         self.aliases: dict[str, str] = {}
+        self.partial_args: dict[str, tuple[cst.Arg, ...]] = {}  # conv = partial(slim.conv2d, ...): its arguments
         # names of project modules this file imports, as it spells them, and what they really are
         # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
         links = links or {}
@@ -1070,6 +1071,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.call_bound.add(name)
             elif self.depth == 0:
                 self.call_bound.discard(name)
+            self.partial_args.pop(name, None)
+            wrapped = _partial_function(value, self.qualify)
+            if wrapped is not value and isinstance(wrapped, (cst.Name, cst.Attribute)) \
+                    and self.qualify(dotted(wrapped)):
+                # conv = functools.partial(slim.conv2d, padding="SAME"): conv(x, 64, 3) calls
+                # slim.conv2d with the partial's arguments before its own
+                self.aliases[name] = self.qualify(dotted(wrapped)) or ""
+                self.partial_args[name] = tuple(value.args[1:]) if isinstance(value, cst.Call) else ()
+                return
             # layers = tf.keras.layers; loader = DataLoader if weighted else InfiniteLoader (either may run)
             for named in [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]:
                 qual = self.qualify(dotted(named)) if isinstance(named, (cst.Name, cst.Attribute)) else None
@@ -1195,10 +1205,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.match_names("bare", qual, node.value)
 
     def match_names(self, kind: str, qual: str, node: cst.CSTNode, call: Optional[cst.Call] = None,
-                    value: Any = MISSING, written: Optional[str] = None, bare: bool = False) -> bool:
+                    value: Any = MISSING, written: Optional[str] = None, bare: bool = False,
+                    given: Optional[cst.Call] = None) -> bool:
         """``bare``: a call written without its arguments (a decorator): only matchers that ask
-        nothing of them."""
+        nothing of them. ``given``: the arguments the called function receives, where they are
+        not only the call's own (a ``functools.partial`` adds its own)."""
         matched = False
+        given = given or call
         for candidate in names.candidates(qual):
             entries = self.kb.index[kind].get(candidate, ())
             for owner, i in entries:
@@ -1208,7 +1221,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 detail = ""
                 if call is not None and matcher.kwargs:
                     self.pending_defaults, self.pending_parameters = [], []
-                    found = check_kwargs(call, matcher.kwargs, self.value, self.qualify,
+                    found = check_kwargs(given, matcher.kwargs, self.value, self.qualify,
                                          self.argument_note if owner.startswith("rule:") else self.computed_note,
                                          self.origin_of, self.bound_values)
                     if found is None:
@@ -1223,7 +1236,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 if call is not None and matcher.unless_reseeded and self.reseeded(call, matcher.unless_reseeded):
                     continue
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
-                at = self.pointed(call, matcher, False) if call is not None else None
+                at = self.pointed(given, matcher, False) if given is not None else None
                 self.hit(owner, i, shown, node, detail, at)
                 matched = True
             if entries:  # the most specific spelling the knowledge base knows decides
@@ -1385,7 +1398,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if qual in ENV_CALLS or qual == "os.environ.update":
                 self.env_call(qual, node)
             first = len(self.facts.hits)
-            self.match_names("call", qual, node, call=node, written=name)
+            self.match_names("call", qual, node, call=node, written=name, given=self.with_partial_args(node, name))
             self.note_input_stage(node, first)
             self.define_option(qual, node)
         if name in self.library_bases:  # a subclass made: what making its library base does
@@ -1515,6 +1528,20 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
         if self.is_display(qual, name, node):
             self.display_calls.append(node)
+
+    def with_partial_args(self, node: cst.Call, name: Optional[str]) -> cst.Call:
+        """``conv(x, 64)`` with ``conv = partial(slim.conv2d, padding="SAME")``: the call the
+        wrapped function receives (the partial's positional arguments first, the call's keywords
+        over the partial's)."""
+        given = self.partial_args.get(name or "")
+        if not given:
+            return node
+        named = {a.keyword.value for a in node.args if a.keyword is not None}
+        positional = [a for a in given if a.keyword is None and not a.star]
+        keywords = [a for a in given if a.keyword is not None and a.keyword.value not in named]
+        own_positional = [a for a in node.args if a.keyword is None and not a.star]
+        rest = [a for a in node.args if a.keyword is not None or a.star]
+        return node.with_changes(args=[*positional, *own_positional, *keywords, *rest])
 
     def note_gradient_target(self, node: cst.Call, qual: Optional[str], start: int) -> None:
         """``opt.minimize(loss)``, ``tape.gradient(loss, ...)``: what the block differentiates."""

@@ -1029,6 +1029,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return
         if isinstance(target, cst.Attribute):
             owner = dotted(target.value)
+            self._bind_local(dotted(target), value)  # args.seed = random.randint(1, 10000)
             kept = self.init_params.get(self.current_scope or "", {})
             if owner == "self" and isinstance(value, cst.Name) and value.value in kept:
                 # self.netD = netD in __init__: the object a caller hands over is the attribute
@@ -1049,13 +1050,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return
         if isinstance(target, cst.Name):
             name = target.value
-            values = self.local_values.setdefault((self.current_scope, name), [])
-            if self.off_default:
-                pass  # a branch the default run never takes binds nothing it uses
-            elif self.if_depth:
-                values[:] = [*values[-(MAX_BOUND_VALUES - 1):], value]  # every branch's, the latest few
-            else:
-                values[:] = [value]  # rebound whatever it held
+            self._bind_local(name, value)
             origin = self.origin_of(value) if isinstance(value, (cst.Call, cst.Subscript, cst.BinaryOperation,
                                                                   cst.Name, cst.Attribute)) else None
             if origin:
@@ -1125,6 +1120,18 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self._assigned(element.value, cst.Name("_unknown_"), stmt)
 
     # ---- layers and the tensors between them (see layerflow) -------------------------------------
+    def _bind_local(self, name: Optional[str], value: cst.BaseExpression) -> None:
+        """What ``bound_values`` gives for a local name or a dotted attribute (``args.seed``)."""
+        if not name:
+            return
+        values = self.local_values.setdefault((self.current_scope, name), [])
+        if self.off_default:
+            pass  # a branch the default run never takes binds nothing it uses
+        elif self.if_depth:
+            values[:] = [*values[-(MAX_BOUND_VALUES - 1):], value]  # every branch's, the latest few
+        else:
+            values[:] = [value]  # rebound whatever it held
+
     def layer_kind(self, call: cst.Call) -> str:
         name = dotted(call.func)
         if name in self.local_classes:

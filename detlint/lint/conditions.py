@@ -149,15 +149,19 @@ def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]],
             name = dotted(attr)
             if name:
                 found.add(resolve(name) or name)
+                self.expand(name)  # args.seed = random.randint(1, 10000) ... manual_seed(args.seed)
                 return False
             return True
 
+        def expand(self, name: str) -> None:
+            if bound is not None and name not in expanded:
+                expanded.add(name)
+                for value in bound(name):
+                    value.visit(self)
+
         def visit_Name(self, name: cst.Name) -> None:
             found.add(resolve(name.value) or name.value)
-            if bound is not None and name.value not in expanded:
-                expanded.add(name.value)
-                for value in bound(name.value):
-                    value.visit(self)
+            self.expand(name.value)
 
     node.visit(Finder())
     return found

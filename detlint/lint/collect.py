@@ -27,13 +27,14 @@ from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
 from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth
+from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
-from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, SPELLED
+from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, SPELLED, TABLE_ITEM
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -99,6 +100,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.top_function: Optional[cst.FunctionDef] = None  # the function whose scope the walk is in
         self.nested_defs: dict[str, tuple[int, int, int, int]] = {}  # functions defined in top_function
         self.aliases: dict[str, str] = {}
+        self.table_held: dict[tuple[Optional[str], str], str] = {}  # Trainer = train_factory[task]: the table
         self.partial_args: dict[str, tuple[cst.Arg, ...]] = {}  # conv = partial(slim.conv2d, ...): its arguments
         # names of project modules this file imports, as it spells them, and what they really are
         # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
@@ -456,10 +458,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         made = None
         if len(parts) == 1 and parts[0] in self.made_by:
             made = self.made_by[parts[0]]
+        elif len(parts) == 2 and self.made_by.get(parts[0], "").endswith(TABLE_ITEM):
+            made = self.made_by[parts[0]]  # trainer.train(): trainer made by a class a table holds
         elif len(parts) in (2, 3) and parts[0] == "self" and self.current_scope and "." in self.current_scope:
             made = self.attribute_made.get((self.current_scope.split(".")[0], parts[1]))
             parts = parts[1:]
-        if not made or not made.rsplit(".", 1)[-1][:1].isupper():
+        if not made or not (made.rsplit(".", 1)[-1][:1].isupper() or made.endswith(TABLE_ITEM)):
             return []
         return [f"{made}.{parts[1]}"] if len(parts) == 2 else [f"{made}.{m}" for m in ("__call__", "forward", "call")]
 
@@ -934,6 +938,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             # train_fn = train.train, creator = get_model_creator(hparams) (a factory returning a
             # class): the name holds project functions, called or handed on later (every branch's)
             refs = self.project_functions(node.value)
+            table = dotted(node.value.value) if isinstance(node.value, cst.Subscript) else None
+            if table and self.project_ref(table) and not table.startswith("self."):
+                # Trainer = train_factory[opt.task]: one of the classes or functions the table holds
+                refs.append(self.qualify(table) or table)
+                self.table_held[(self.current_scope, node.targets[0].target.value)] = self.qualify(table) or table
+            else:
+                self.table_held.pop((self.current_scope, node.targets[0].target.value), None)
             if isinstance(node.value, cst.Call):
                 callee = dotted(node.value.func)
                 qual = self.qualify(callee) if callee else None
@@ -1090,6 +1101,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 callee = dotted(value.func)
                 if callee and not self.external(self.qualify(callee), callee):
                     self.made_by[name] = self.qualify(callee) or callee
+                held = self.table_held.get((self.current_scope, callee or ""))
+                if held:  # trainer = Trainer(opt) with Trainer = train_factory[task]
+                    self.made_by[name] = held + TABLE_ITEM
                 made = self.constructed(value) if callee is None else None
                 if made:  # net = Net().to(device): what .to returns is the Net
                     self.made_by[name] = made
@@ -1654,6 +1668,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.facts.frozen_bindings = self.frozen_models.lines()
+        if mentions_sys_path(self.source):  # import _init_paths: the folders it puts on sys.path
+            self.facts.path_folders = sys_path_folders(original_node, self.qualify)
         # holders no runner was seen to run (returned, stored on self): their functions run where
         # the object was made, after its arguments (a RunConfig seed among them)
         for name, (line, col, scope) in self.unrun_holders.items():

@@ -160,6 +160,8 @@ class Linter:
         self._config_targets: Optional[list[str]] = None
         self.builder.config_targets = self.config_targets
         self.builder.files_naming = lambda name: self.import_index.naming_word(name)
+        self._path_folders: Optional[list[str]] = None
+        self.builder.resolver.path_folders = self.path_folders
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
@@ -169,6 +171,21 @@ class Linter:
         # groups whose calls are reported where they are, in whichever file (each-site checks)
         self.site_owners = {f"group:{check['uses']}" for rule in self.kb.rules.values()
                             for check in rule.program if check.get("each-site")}
+
+    def path_folders(self) -> list[str]:
+        """The folders any project module puts on sys.path (absolute), found once per run from the
+        modules whose text mentions it."""
+        if self._path_folders is None:
+            self._path_folders = []  # a module parsed on the way resolves without them
+            found: list[str] = []
+            for path in self.import_index.matching(r"path\s*\.\s*(?:insert|append|extend)\s*\(|addsitedir"):
+                facts = self.facts_of(path)
+                for folder in facts.path_folders if facts is not None else ():
+                    absolute = os.path.normpath(os.path.join(path.parent, folder))
+                    if absolute not in found and os.path.isdir(absolute):
+                        found.append(absolute)
+            self._path_folders = found
+        return self._path_folders
 
     # ---- facts ---------------------------------------------------------------------------------
     def set_source(self, path: Path, text: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 21
+FORMAT = 22
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -32,7 +32,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
                   for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "bases": facts.bases, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
-        "star_imports": facts.star_imports, "exports": facts.exports,
+        "star_imports": facts.star_imports, "exports": facts.exports, "path_folders": facts.path_folders,
         "frameworks": sorted(facts.frameworks), "keras_flavours": sorted(facts.keras_flavours),
         "main_guard": facts.main_guard, "assigned": [list(a) for a in facts.assigned],
         "loops": [list(loop) for loop in facts.loops], "stopped": facts.stopped, "tables": facts.tables,
@@ -72,6 +72,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         import_lines={_str(k): _line(v) for k, v in _dict(doc.get("import_lines")).items()},
         relative_imports=[_relative(row) for row in _list(doc.get("relative_imports"))],
         star_imports=[_str(v) for v in _list(doc.get("star_imports"))],
+        path_folders=[_str(v) for v in _list(doc.get("path_folders"))],
         exports={_str(k): _str(v) for k, v in _dict(doc.get("exports")).items()},
         frameworks={_str(v) for v in _list(doc.get("frameworks"))},
         keras_flavours={_str(v) for v in _list(doc.get("keras_flavours"))},

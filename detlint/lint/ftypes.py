@@ -132,6 +132,8 @@ class FileFacts:
     import_lines: dict[str, int] = field(default_factory=dict)  # imported module -> first line
     relative_imports: list[tuple[int, str, int]] = field(default_factory=list)  # (level, module, line)
     star_imports: list[str] = field(default_factory=list)  # `from X import *`, X as written
+    # folders its calls put on sys.path, relative to its own folder (flow/sys_path.py)
+    path_folders: list[str] = field(default_factory=list)
     # what importers may take from this module: its names for framework modules and objects
     # (`tf`, `keras = tf.keras`), and its classes that derive from a framework class
     exports: dict[str, str] = field(default_factory=dict)

@@ -22,6 +22,8 @@ CONFIGURED = "<configured>.*"  # a call target: one of the classes the project's
 # a call target's prefix: a method of an object made by a call no one can see into, which may be
 # the project class the variable's name spells (``trainer.train()`` -> ``Trainer.train``)
 SPELLED = "<spelled>"
+# a made-by suffix: an object of one of the classes a table holds (``Trainer = train_factory[task]``)
+TABLE_ITEM = "[]"
 
 MAX_IMPORT_DEPTH = 3
 MAX_MODULES = 64
@@ -87,6 +89,9 @@ class ModuleResolver:
     def __init__(self, roots: list[Path]) -> None:
         self.roots = [r.resolve() for r in roots]
         self._cache: dict[tuple[Path, str], Optional[tuple[Path, str]]] = {}
+        # folders the project's modules put on sys.path (``import _init_paths``), asked for only
+        # when a name is found nowhere else (set by the engine; flow/sys_path.py)
+        self.path_folders: Callable[[], list[str]] = lambda: []
         # a program in a large package resolves hundreds of names: folder listings and real
         # paths are looked up once each instead of a stat per candidate file
         self._listings: dict[str, frozenset[str]] = {}
@@ -152,6 +157,14 @@ class ModuleResolver:
             # modeling` in albert/run.py): its folder's parent is where that name is found
             bases += [str(root.parent) for root in self.roots
                       if parts and parts[0] == root.name and "__init__.py" in self._listing(str(root))]
+        found = self._in_bases(bases, parts, here, level)
+        if found is None and not level and parts:
+            # sys.path.insert(0, osp.join(osp.dirname(__file__), "lib")) in a module the
+            # program imports first (import _init_paths)
+            found = self._in_bases([f for f in self.path_folders() if f not in bases], parts, here, level)
+        return found
+
+    def _in_bases(self, bases: list[str], parts: list[str], here: Path, level: int) -> Optional[tuple[Path, str]]:
         for base in bases:
             for cut in range(len(parts), 0, -1):
                 found = self._file_for(base, parts[:cut])
@@ -470,6 +483,19 @@ class ProgramBuilder:
                     made = touch(made_path)
                     for ref in made.returns.get(made_scope or "", ()) if made is not None else ():
                         yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None, hops + 1)
+                return
+            if TABLE_ITEM + "." in name and hops < MAX_REEXPORTS:
+                # trainer.train() with trainer = Trainer(opt), Trainer = train_factory[task]: the
+                # method of each class the table holds (its __init__ names the class)
+                table, _, called = name.partition(TABLE_ITEM + ".")
+                classes = {cls for _, _, cls in targets(path, facts, CallSite(table, site.line, site.col, site.scope),
+                                                        None, hops + 1) if cls is not None}
+                chosen = [(found, cls) for cls in sorted(classes) for found in [self.method_of(cls, called, touch)]
+                          if found is not None]
+                if len(chosen) > 1:
+                    program.choices[(path, site.line)] = f"one of {len(chosen)} classes of {table.rsplit('.', 1)[-1]}"
+                for found, cls in chosen:
+                    yield found[0], found[1], cls
                 return
             if name.startswith(SPELLED):
                 # candidates are read, not made part of the program: only the class chosen is

@@ -145,6 +145,18 @@ class ImportIndex:
             self._named[word] = found
         return self._named[word]
 
+    def matching(self, pattern: str) -> list[Path]:
+        """Files whose text matches the regular expression ``pattern`` (kept, as naming_word)."""
+        if pattern not in self._named:
+            compiled = re.compile(pattern)
+            found = []
+            for path in self.paths:
+                data, _ = read_bytes(path, MAX_TEXT)
+                if data is not None and compiled.search(data.decode("utf-8", errors="replace")):
+                    found.append(path)
+            self._named[pattern] = found
+        return self._named[pattern]
+
     def importers(self, module: Path, depth: int) -> list[Path]:
         """Files that name ``module`` in an import, or name such a file, up to ``depth`` levels
         (kept: a library module is asked about more than once per run)."""

@@ -31,7 +31,8 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "runs-by-default", "defines-option", "order-free", "receiver-from", "fetches", "gradient-args",
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
-                                     "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded"} | PROVENANCE_KEYS
+                                     "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
+                                     "unless-one-index"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
@@ -136,6 +137,9 @@ class Matcher:
     # not matched when the call's result is only read through these attributes (a model cut
     # down to its ``features``)
     unless_only: tuple[str, ...] = ()
+    # (dim position, index position): not matched when the index has one entry per row along a
+    # literal dim (a gather whose backward scatter cannot collide; flow/index_shapes.py)
+    unless_one_index: Optional[tuple[int, int]] = None
     # methods that give the object made a seed later (``rng = random.Random()`` ... ``rng.seed(s)``):
     # a match whose object (a name or ``self.attr``) is given one in the same file is none
     unless_reseeded: tuple[str, ...] = ()
@@ -446,6 +450,7 @@ class _Reader:
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
             unless_reseeded=tuple(spec.get("unless-reseeded", ())),
+            unless_one_index=self.index_positions(spec.get("unless-one-index"), f"{where}.unless-one-index"),
             in_methods=tuple(spec.get("in-methods", ())),
             outside_methods=(tuple((spec.get("outside-methods") or {}).get("names", ())),
                              tuple((spec.get("outside-methods") or {}).get("in-files-importing", ()))),
@@ -454,6 +459,14 @@ class _Reader:
             runs_methods=self.runs_methods(spec.get("runs-methods"), f"{where}.runs-methods"),
             **self.imported_before(spec.get("imported-before"), f"{where}.imported-before", kind),
         )
+
+    def index_positions(self, value: Any, where: str) -> Optional[tuple[int, int]]:
+        """``{dim: 0, index: 1}``: where a gather's dim and index arguments stand."""
+        if value is None:
+            return None
+        self.expect(isinstance(value, dict) and set(value) == {"dim", "index"}
+                    and all(isinstance(v, int) for v in value.values()), where, "expected {dim: N, index: N}")
+        return int(value["dim"]), int(value["index"])
 
     def imported_before(self, value: Any, where: str, kind: str) -> dict[str, Any]:
         """``{modules: [keras], is: false}``: an env matcher that counts only when none of the

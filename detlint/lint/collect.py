@@ -27,6 +27,7 @@ from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
 from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth
+from detlint.lint.flow.index_shapes import one_index_per_row
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
@@ -1256,6 +1257,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     continue
                 if call is not None and matcher.unless_reseeded and self.reseeded(call, matcher.unless_reseeded):
                     continue
+                if given is not None and matcher.unless_one_index \
+                        and one_index_per_row(given, *matcher.unless_one_index, self.bound_values):
+                    continue
                 shown = written if written and written.rsplit(".", 1)[-1] == candidate.rsplit(".", 1)[-1] else candidate
                 at = self.pointed(given, matcher, False) if given is not None else None
                 self.hit(owner, i, shown, node, detail, at)
@@ -1294,6 +1298,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 detail = found
             if matcher.order_free and not self.order_read(node, matcher):
                 continue
+            if matcher.unless_one_index and one_index_per_row(node, *matcher.unless_one_index, self.bound_values):
+                continue  # q.gather(1, actions.unsqueeze(1)): its backward scatter cannot collide
             self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
 
     def object_called(self, node: cst.Call, name: str) -> None:

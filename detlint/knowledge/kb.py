@@ -32,7 +32,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
                                      "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
-                                     "unless-one-index"} | PROVENANCE_KEYS
+                                     "unless-one-index", "receiver-named"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
@@ -137,6 +137,9 @@ class Matcher:
     # not matched when the call's result is only read through these attributes (a model cut
     # down to its ``features``)
     unless_only: tuple[str, ...] = ()
+    # a method matched only on a receiver of one of these names (``env.action_space.sample()``,
+    # ``action_space.sample()``): the attribute or variable it is called on
+    receiver_named: tuple[str, ...] = ()
     # (dim position, index position): not matched when the index has one entry per row along a
     # literal dim (a gather whose backward scatter cannot collide; flow/index_shapes.py)
     unless_one_index: Optional[tuple[int, int]] = None
@@ -451,6 +454,7 @@ class _Reader:
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
             unless_reseeded=tuple(spec.get("unless-reseeded", ())),
             unless_one_index=self.index_positions(spec.get("unless-one-index"), f"{where}.unless-one-index"),
+            receiver_named=tuple(str(n) for n in spec.get("receiver-named", ())),
             in_methods=tuple(spec.get("in-methods", ())),
             outside_methods=(tuple((spec.get("outside-methods") or {}).get("names", ())),
                              tuple((spec.get("outside-methods") or {}).get("in-files-importing", ()))),

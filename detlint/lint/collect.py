@@ -1287,6 +1287,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     continue
             if matcher.fetches and not self.fetches(node, matcher.fetches):
                 continue
+            if matcher.receiver_named and not _receiver_named(func.value, matcher.receiver_named):
+                continue
             detail = ""
             if matcher.kwargs:
                 self.pending_defaults, self.pending_parameters = [], []
@@ -1864,6 +1866,13 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node
     for child in node.children:
         yield from _names_and_attributes(child)
+
+
+def _receiver_named(node: cst.BaseExpression, names_: tuple[str, ...]) -> bool:
+    """``env.action_space`` or ``action_space``: a receiver by the name it is held under."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in names_
+    return isinstance(node, cst.Name) and node.value in names_
 
 
 def _partial_function(node: cst.BaseExpression, resolve: Any) -> cst.BaseExpression:

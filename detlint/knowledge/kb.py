@@ -34,7 +34,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
                                      "unless-one-index", "receiver-named"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
-PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "late-only", "report-at", "message", "message-late",
+PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
                "edit-value", "wrap-call")
@@ -754,7 +754,7 @@ def _check_references(kb: KnowledgeBase) -> None:
             raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.explains: unknown {sorted(unknown)}; "
                                      f"known: {', '.join(DIVERGE_EXPLAINS)}")
         for j, check in enumerate(rule.program):
-            for key in ("uses", "requires", "when-present"):
+            for key in ("uses", "requires", "when-present", "when-absent"):
                 group = check.get(key)
                 if group and group != "ops" and group not in kb.groups:
                     raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].{key}: "

@@ -467,6 +467,9 @@ class Evaluator:
         witness = [th for th in program.all_hits if present and in_group(th, present)]
         if present and not witness and f"group:{present}" not in self.assumed({th.hit.owner for th in program.all_hits}):
             return []
+        absent = check.get("when-absent")  # another check of the rule speaks for such programs
+        if absent and any(in_group(th, absent) and not th.off_default for th in reachable):
+            return []
         uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras, program)]
         yields = check.get("yields-to")
         if yields and self.rule_on(self.kb.rules[yields["rule"]]):  # what another rule reports on its own
@@ -613,6 +616,8 @@ class Evaluator:
             diag = self._diagnostic(rule, message, display, first.hit, line=first.anchor_line, col=first.anchor_col)
         if not at_site and diag.fix_spec and diag.fix_spec.get("action") != "insert":
             diag.fix_spec = None  # the code to change is in another module; the message names it
+        if check.get("no-fix"):
+            diag.fix_spec = None  # the message says what to change; the rule's fix would not do it
         if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
             wanted = set(diag.fix_spec["rewrite-ops"])
             for th in uses:

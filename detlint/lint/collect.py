@@ -1551,6 +1551,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if default and not any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Lambda))
                                    and dotted(a.value) != "None" for a in node.args):
                 self.facts.calls.append(CallSite(default, line, col, self.current_scope))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in EVALUATING_METHODS \
+                and dotted(node.func.value) in self.holders:
+            # estimator.evaluate(input_fn): the model_fn runs, in evaluation: it trains nothing
+            holder = dotted(node.func.value) or ""
+            self.unrun_holders.pop(holder, None)
+            for ref in self.holders[holder]:
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope, True, True, untaped))
         if id(node) not in self.named_holders:  # Estimator(model_fn=f).train(...), return Estimator(...)
             end_line, end_col = self.pos(node)[2:]
             for ref in self.held_functions(node):
@@ -1866,6 +1873,10 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node
     for child in node.children:
         yield from _names_and_attributes(child)
+
+
+# methods of an object that keeps functions (an Estimator) that run them only to evaluate or predict
+EVALUATING_METHODS = frozenset({"evaluate", "predict", "export_saved_model", "export_savedmodel"})
 
 
 def _receiver_named(node: cst.BaseExpression, names_: tuple[str, ...]) -> bool:

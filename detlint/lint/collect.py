@@ -140,6 +140,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.in_main_guard = False
         self.version_guards = 0
         self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
+        # f-strings being walked: a draw inside one only names something (a port, a run's folder)
+        self.formatted = 0
         # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
         # calls being walked; names of the function being walked last bound to a gradient stop,
         # and whether each of its returns so far gave only such values
@@ -422,7 +424,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 return
         for arg_ref, arg_span in functions:
             self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
-                                       arg_ref, arg_span, self.version_guards > 0, at, bool(self.display_calls),
+                                       arg_ref, arg_span, self.version_guards > 0, at,
+                                       bool(self.display_calls) or self.formatted > 0,
                                        self.off_default > 0))
             if aside:
                 self.aside_hits[id(self.facts.hits[-1])] = matcher.in_methods
@@ -1748,6 +1751,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
             self.facts.hits = [h for h in self.facts.hits if alive(h.line)]
             self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.formatted += 1
+
+    def leave_FormattedString(self, original_node: cst.FormattedString) -> None:
+        self.formatted -= 1
 
     def leave_Call(self, original_node: cst.Call) -> None:
         if self.display_calls and self.display_calls[-1] is original_node:

@@ -449,6 +449,17 @@ class Linter:
             answer = self._not_training[path] = not_training(rel, self.settings.not_training)
         return answer
 
+    def launches_other_program(self, path: Path, training_calls: list[TraceHit]) -> bool:
+        """A launcher (a SLURM or submitit script calling ``main_vicreg.main(args)``) whose training
+        runs entirely in another program checked in the same run: that program's findings are
+        its findings, reported once, there."""
+        where = {th.path for th in training_calls}
+        if len(where) != 1:
+            return False
+        other = next(iter(where))
+        facts = self.facts_of(other) if other != real(path) and other in self._named else None
+        return facts is not None and facts.error is None and self.is_entry(other, facts)
+
     def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:
         """May the training rules judge this program? Not when its entry is a test, benchmark or
         demo by path, nor when it only runs inference (predicts, evaluates) and never trains."""
@@ -530,7 +541,7 @@ class Linter:
                     self.program_trains(program, trains) if program is not None else self.library_trained(path, facts))
                 diags = [] if program_only else self._file_diagnostics(path, facts, display, program, trains, training,
                                                                        training_calls)
-                if program is not None:
+                if program is not None and not self.launches_other_program(path, training_calls):
                     diags += self.evaluator.program_diagnostics(program, display, self.where, self.facts_of, training)
             if not program_only:  # a script other programs import has their sites too (once each)
                 seen = {(d.code, d.line, d.col) for d in diags}

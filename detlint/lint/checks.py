@@ -31,7 +31,7 @@ def render(template: str, **values: Any) -> str:
     return re.sub(r" ([,;:])", r"\1", " ".join(text.split()))
 
 
-WHEN_RE = re.compile(r"\[(when [^\]]+)\]")
+WHEN_RE = re.compile(r"\[(when .*)\]")  # greedy: the condition may hold brackets (cfg["fast"])
 
 
 class Evaluator:

@@ -349,8 +349,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             # an option with a known default: `not args.fast` is what its default makes it
             inner = node.expression if isinstance(node, cst.UnaryOperation) else None
             option = self.option_read(inner) if inner is not None else None
-            if option not in self.options or not isinstance(self.options[option][0], bool) \
-                    or not check(cond, not self.options[option][0]):
+            if option not in self.options:
+                # `not opt.not_cuda_benchmark and not opt.test`: what the defaults make it
+                truth = default_truth(node, self.option_default)
+                return "with the default options" if truth is not None and truth == wanted else None
+            if not isinstance(self.options[option][0], bool) or not check(cond, not self.options[option][0]):
                 return None
             default, shown, how = self.options[option]  # `not opt` is safe when opt is what is wanted
             return f"{shown} defaults to {default!r}; run with {how.replace('{value}', str(wanted))}"
@@ -856,21 +859,23 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def _default_truth(self, node: cst.If) -> Optional[bool]:
         """The test's value with every command-line option at its default and a name of the
         function at the literal it was last bound to (None: unknown)."""
-        def option_default(expr: cst.BaseExpression) -> tuple[bool, Any]:
-            option = self.option_read(expr)
-            if option in self.options:
-                return True, self.options[option][0]
-            # random_seed = 0 earlier in the same function: `if random_seed:` is never taken
-            if not isinstance(expr, cst.Name):
-                return False, None
-            bound = self.bound_values(expr.value)
-            if len(bound) == 1 and self.option_read(bound[0]) in self.options:
-                return True, self.options[self.option_read(bound[0])][0]  # seed = args.seed; `if seed < 0:`
-            if self.depth == 0:  # a script's or notebook's own top level
-                return (True, self.constants[expr.value]) if expr.value in self.constants else (False, None)
-            key = (self.current_scope, expr.value)
-            return (True, self.local_constants[key]) if key in self.local_constants else (False, None)
-        return default_truth(node.test, option_default)
+        return default_truth(node.test, self.option_default)
+
+    def option_default(self, expr: cst.BaseExpression) -> tuple[bool, Any]:
+        """(known, value) of what ``expr`` reads in a run with the default options."""
+        option = self.option_read(expr)
+        if option in self.options:
+            return True, self.options[option][0]
+        # random_seed = 0 earlier in the same function: `if random_seed:` is never taken
+        if not isinstance(expr, cst.Name):
+            return False, None
+        bound = self.bound_values(expr.value)
+        if len(bound) == 1 and self.option_read(bound[0]) in self.options:
+            return True, self.options[self.option_read(bound[0])][0]  # seed = args.seed; `if seed < 0:`
+        if self.depth == 0:  # a script's or notebook's own top level
+            return (True, self.constants[expr.value]) if expr.value in self.constants else (False, None)
+        key = (self.current_scope, expr.value)
+        return (True, self.local_constants[key]) if key in self.local_constants else (False, None)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.def_bodies.add(id(node.body))
@@ -1061,7 +1066,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             owner_type = self.instances.get(owner) if owner else None
             qual = f"{owner_type}.{target.attr.value}" if owner_type else self.qualify(dotted(target))
             if qual:
-                self.match_names("attr-assign", qual, stmt, value=self.value(value))
+                self.match_names("attr-assign", qual, stmt, value=self.value(value), value_node=value)
             return
         if isinstance(target, cst.Name):
             name = target.value
@@ -1231,7 +1236,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def match_names(self, kind: str, qual: str, node: cst.CSTNode, call: Optional[cst.Call] = None,
                     value: Any = MISSING, written: Optional[str] = None, bare: bool = False,
-                    given: Optional[cst.Call] = None) -> bool:
+                    given: Optional[cst.Call] = None, value_node: Optional[cst.BaseExpression] = None) -> bool:
         """``bare``: a call written without its arguments (a decorator): only matchers that ask
         nothing of them. ``given``: the arguments the called function receives, where they are
         not only the call's own (a ``functools.partial`` adds its own)."""
@@ -1253,7 +1258,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                         continue
                     detail = found
                 if matcher.value is not None and value is not MISSING and not check(matcher.value, value):
-                    continue
+                    # cudnn.benchmark = not opt.not_cuda_benchmark and not opt.test: a boolean the
+                    # program computes, so the setting holds for some runs (say which)
+                    note = self.computed_note(value_node, matcher.value, value, False) \
+                        if value_node is not None and value is UNKNOWN else None
+                    if note is None:
+                        continue
+                    detail = f"{detail} [{note}]".strip()
                 if call is not None and matcher.order_free and not self.order_read(call, matcher):
                     continue
                 if call is not None and matcher.unless_only and self.read_only_through(call, matcher.unless_only):

@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from detlint.fix.autofix import FileFix
 from detlint.fix.cleanup import bound_name, used_names
 from detlint.lint.ftypes import Diagnostic
+from detlint.lint.stand_ins import parse_module
 
 
 class _Statements(cst.CSTVisitor):
@@ -29,7 +30,7 @@ class _Statements(cst.CSTVisitor):
 
 
 def statements(source: str) -> list[tuple[int, int, str]]:
-    module = cst.parse_module(source)
+    module = parse_module(source)  # as the checks read it (tab indentation Python accepts)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     visitor = _Statements(module)
     wrapper.visit(visitor)
@@ -66,7 +67,7 @@ def lost_in_fix(result: FileFix) -> list[str]:
     lost: list[str] = []
     for (before, diags), after in zip(result.steps, texts[1:]):
         lost += lost_statements(before, after, touched_lines(result.path, diags))
-    used = used_names(cst.parse_module(result.fixed)) if lost else set()
+    used = used_names(parse_module(result.fixed)) if lost else set()
     return [code for code in lost if not _import_of_unused(code, used)]
 
 

@@ -6,6 +6,7 @@ YAML entry for the target TensorFlow version. Nothing here knows about particula
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
@@ -15,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from detlint.fix.cleanup import keep_final_cr, merge_blank_lines, with_footer
 from detlint.fix.placement import Position, add_imports, alias_for, free_alias, insert_statements
 from detlint.lint.ftypes import Diagnostic, quiet_compile
+from detlint.lint.stand_ins import tabs_as_spaces
 
 Span = tuple[int, int, int, int]  # start line, start col, end line, end col: unique per call node
 
@@ -86,6 +88,18 @@ def plan_for(diags: Sequence[Diagnostic], seed: Union[int, str], rewrite_sites: 
     for site, template in rewrite_sites:
         plan.rewrites[site] = template
     return plan, used
+
+
+def _with_lines_kept(source: str, expanded: str, fixed: str) -> str:
+    """``fixed`` (made from ``expanded``) with every line it did not change back as ``source``
+    wrote it."""
+    original = source.splitlines(keepends=True)
+    before = expanded.splitlines(keepends=True)
+    after = fixed.splitlines(keepends=True)
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        out.extend(original[i1:i2] if op == "equal" else after[j1:j2])
+    return "".join(out)
 
 
 def _render_keep_aliases(lines: Sequence[str], seed: Union[int, str]) -> list[str]:
@@ -231,12 +245,10 @@ class _Apply(cst.CSTTransformer):
 
 
 def _edited_value(node: cst.BaseExpression, edit: dict[str, str]) -> Optional[cst.BaseExpression]:
-    """The assigned value edited: a literal constant (``True``, ``4``) replaced by ``code``
-    (``torch.backends.cudnn.benchmark = False``), else a string edited as below."""
-    if "code" in edit:
-        literal = isinstance(node, (cst.Integer, cst.Float)) or (isinstance(node, cst.Name)
-                                                                 and node.value in ("True", "False", "None"))
-        return cst.parse_expression(edit["code"]) if literal else None
+    """The assigned value edited: replaced by ``code`` (``torch.backends.cudnn.benchmark = False``,
+    a literal ``True`` or a computed ``not opt.no_benchmark`` alike), else a string edited as below."""
+    if "code" in edit:  # (a, b = True, False: each element is edited on its own, below)
+        return None if isinstance(node, (cst.Tuple, cst.List)) else cst.parse_expression(edit["code"])
     return _edited_string(node, edit)
 
 
@@ -351,8 +363,17 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
                after_lines: Sequence[int] = ()) -> tuple[str, set[Position]]:
     """The fixed text, and which positions were changed. Raises FixError if it would not parse.
     ``after_lines``: top-level lines inserted code must follow (see ``_after_imports``)."""
+    expanded = None
     try:
-        module = cst.parse_module(source)
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError:
+            # indentation mixing tabs and spaces that Python accepts: fixed as the checks read
+            # it (tabs as spaces, lint/stand_ins.py), then every line the fix left keeps its tabs
+            expanded = tabs_as_spaces(source)
+            if expanded == source:
+                raise
+            module = cst.parse_module(expanded)
         call_imports = _resolve_call_templates(module, plan)
         transformer = _Apply(plan, module)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -362,10 +383,12 @@ def apply_plan(source: str, plan: FixPlan, limit_line: Optional[int] = None,
         if call_imports:
             module = add_imports(module, call_imports, min(span[0] for span in plan.replace_calls))
         text = keep_final_cr(source, module.code)
+        if expanded is not None:
+            text = _with_lines_kept(source, expanded, text)
     except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, KeyError, IndexError, RecursionError) as exc:
         raise FixError(f"the fix could not be built ({type(exc).__name__}: {exc}); left unchanged") from exc
     try:
-        cst.parse_module(text)
+        cst.parse_module(text if expanded is None else tabs_as_spaces(text))
         quiet_compile(text, "<fixed>")
     except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
         raise FixError(f"the fixed file would not parse ({exc}); left unchanged") from exc

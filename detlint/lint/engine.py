@@ -451,13 +451,14 @@ class Linter:
 
     def launches_other_program(self, path: Path, training_calls: list[TraceHit]) -> bool:
         """A launcher (a SLURM or submitit script calling ``main_vicreg.main(args)``) whose training
-        runs entirely in another program checked in the same run: that program's findings are
-        its findings, reported once, there."""
+        runs entirely in another program of the project: that program's findings are its
+        findings, reported once, there (whether or not this run checks that file: flake8 and
+        the CLI agree, and pre-commit reports them when the training script changes)."""
         where = {th.path for th in training_calls}
         if len(where) != 1:
             return False
         other = next(iter(where))
-        facts = self.facts_of(other) if other != real(path) and other in self._named else None
+        facts = self.facts_of(other) if other != real(path) else None
         return facts is not None and facts.error is None and self.is_entry(other, facts)
 
     def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:

@@ -7,6 +7,9 @@ line and column where it was, and the rest of the file is checked as usual:
 
 * ``(x): int = 1`` becomes ``x  : int = 1`` (same meaning);
 * any other statement becomes ``pass`` followed by blank lines (its own contents go unchecked).
+
+Indentation mixing tabs and spaces that Python accepts (a tab counts to the next multiple of 8)
+is read with the tabs written as those spaces first.
 """
 from __future__ import annotations
 
@@ -35,6 +38,13 @@ def parse_module(source: str) -> cst.Module:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise first from None
+    if "\t" in source:
+        # `\t    x = 1` under 4-space lines: Python counts a tab to the next multiple of 8,
+        # libcst's tokenizer finds no matching block; the same indentation in spaces parses
+        try:
+            return cst.parse_module(tabs_as_spaces(source))
+        except cst.ParserSyntaxError:
+            pass
     statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)]
     lines = python_lines(source, keepends=True)  # indexed by ast's line numbers
     error = first
@@ -54,6 +64,17 @@ def parse_module(source: str) -> cst.Module:
         except cst.ParserSyntaxError as exc:
             error = exc
     raise first from None
+
+
+def tabs_as_spaces(source: str) -> str:
+    """Each line's leading tabs as the spaces Python's tokenizer counts them for (to the next
+    multiple of 8); the rest of every line is kept."""
+    out = []
+    for line in python_lines(source, keepends=True):
+        body = line.lstrip(" \t")
+        indent = line[:len(line) - len(body)]
+        out.append(indent.expandtabs(8) + body if "\t" in indent else line)
+    return "".join(out)
 
 
 def _error_lines(error: cst.ParserSyntaxError) -> list[int]:

@@ -18,7 +18,7 @@ from detlint.knowledge.versions import Version, VersionRange
 from detlint.lint.files.sources import read_regular
 
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
-MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare")
+MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare", "shape")  # shape: lint/flow/manual_updates.py
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
                   "contains", "not-contains", "pos", "default", "uses-any", "not-from", "not-made-by",
                   "min-items", "not-number"}
@@ -427,7 +427,7 @@ class _Reader:
         keras = spec.get("keras")
         self.expect(keras in (None, 2, 3), f"{where}.keras", "expected 2 or 3")
         names = self.names(spec[kind], f"{where}.{kind}")
-        if kind in ("env", "method"):
+        if kind in ("env", "method", "shape"):
             names = tuple(spec[kind]) if isinstance(spec[kind], list) else (spec[kind],)
         return Matcher(
             kind=kind, names=names,

@@ -28,6 +28,7 @@ from detlint.lint.flow.call_values import CallValues
 from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth
 from detlint.lint.flow.index_shapes import one_index_per_row
+from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.gradient_paths import GradientPaths
@@ -933,6 +934,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     # ---- assignments -------------------------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if augmented_step(node):  # w -= lr * w.grad
+            self.match_names("shape", GRADIENT_STEP, node)
         if isinstance(node.target, cst.Name):
             self.local_constants.pop((self.current_scope, node.target.value), None)
             self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
@@ -940,6 +943,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1:
             self.frozen_models.note_bind(node.targets[0].target, self.pos(node)[0])
+            if assigned_step(node.targets[0].target, node.value):  # theta = theta - lr * grads
+                self.match_names("shape", GRADIENT_STEP, node)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
             self.bound_attribute[id(node.value)] = dotted(node.targets[0].target) or ""
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -1454,6 +1459,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if kind is not None and not self.is_framework_name(kind):
                 receiver_is_module = True  # clf.fit(...) on a scikit-learn object, Pool().map(...)
             self.match_methods(node, node.func, name, receiver_is_module)
+        if mapped_step(node, qual):  # tree_map(lambda p, g: p - lr * g, params, grads)
+            self.match_names("shape", GRADIENT_STEP, node)
         self.note_gradient_target(node, qual, start)
         self.note_tape_step(qual, node, start)
         self.note_methods_run(node, start)

@@ -459,7 +459,8 @@ class Linter:
             return False
         other = next(iter(where))
         facts = self.facts_of(other) if other != real(path) else None
-        return facts is not None and facts.error is None and self.is_entry(other, facts)
+        # a script of its own (a main guard), not a library module whose level runs code
+        return facts is not None and facts.error is None and bool(facts.main_guard) and self.is_entry(other, facts)
 
     def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:
         """May the training rules judge this program? Not when its entry is a test, benchmark or

@@ -31,7 +31,7 @@ def render(template: str, **values: Any) -> str:
     return re.sub(r" ([,;:])", r"\1", " ".join(text.split()))
 
 
-WHEN_RE = re.compile(r"\[(when .*)\]")  # greedy: the condition may hold brackets (cfg["fast"])
+WHEN_RE = re.compile(r"\[(when (?:[^\[\]]|\[[^\]]*\])*)\]")  # a condition may hold brackets (cfg["fast"])
 
 
 class Evaluator:
@@ -468,7 +468,7 @@ class Evaluator:
         if present and not witness and f"group:{present}" not in self.assumed({th.hit.owner for th in program.all_hits}):
             return []
         absent = check.get("when-absent")  # another check of the rule speaks for such programs
-        if absent and any(in_group(th, absent) and not th.off_default for th in reachable):
+        if absent and any(in_group(th, absent) for th in program.all_hits):  # (as when-present reads it)
             return []
         uses = [th for th in reachable if self._is_use(rule, check, th, in_group, trains, keras, program)]
         yields = check.get("yields-to")

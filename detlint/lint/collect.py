@@ -141,7 +141,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.in_main_guard = False
         self.version_guards = 0
         self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
-        # f-strings being walked: a draw inside one only names something (a port, a run's folder)
+        # address f-strings being walked (f"tcp://localhost:{port}"): a draw there picks a port
         self.formatted = 0
         # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
         # calls being walked; names of the function being walked last bound to a gradient stop,
@@ -1578,7 +1578,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             holder = dotted(node.func.value) or ""
             self.unrun_holders.pop(holder, None)
             for ref in self.holders[holder]:
-                self.facts.calls.append(CallSite(ref, line, col, self.current_scope, True, True, untaped))
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad=True, inference=True,
+                                                 untaped=untaped))
         if id(node) not in self.named_holders:  # Estimator(model_fn=f).train(...), return Estimator(...)
             end_line, end_col = self.pos(node)[2:]
             for ref in self.held_functions(node):
@@ -1597,7 +1598,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         positional = [a for a in given if a.keyword is None and not a.star]
         keywords = [a for a in given if a.keyword is not None and a.keyword.value not in named]
         own_positional = [a for a in node.args if a.keyword is None and not a.star]
-        rest = [a for a in node.args if a.keyword is not None or a.star]
+        # starred arguments of either may carry anything: has_star_args sees them last
+        rest = [a for a in node.args if a.keyword is not None or a.star] + [a for a in given if a.star]
         return node.with_changes(args=[*positional, *own_positional, *keywords, *rest])
 
     def note_gradient_target(self, node: cst.Call, qual: Optional[str], start: int) -> None:
@@ -1771,10 +1773,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        self.formatted += 1
+        self.formatted += _names_an_address(node)
 
     def leave_FormattedString(self, original_node: cst.FormattedString) -> None:
-        self.formatted -= 1
+        self.formatted -= _names_an_address(original_node)
 
     def leave_Call(self, original_node: cst.Call) -> None:
         if self.display_calls and self.display_calls[-1] is original_node:
@@ -1904,6 +1906,13 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
 
 # methods of an object that keeps functions (an Estimator) that run them only to evaluate or predict
 EVALUATING_METHODS = frozenset({"evaluate", "predict", "export_saved_model", "export_savedmodel"})
+
+
+def _names_an_address(node: cst.FormattedString) -> bool:
+    """``f"tcp://localhost:{random.randrange(49152, 65535)}"``: a network address, whose draws
+    only pick where processes meet (a data path's draws are not this)."""
+    text = "".join(part.value for part in node.parts if isinstance(part, cst.FormattedStringText))
+    return "://" in text or "localhost" in text or "127.0.0.1" in text
 
 
 def _receiver_named(node: cst.BaseExpression, names_: tuple[str, ...]) -> bool:

@@ -25,7 +25,7 @@ from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
 from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
 from detlint.lint.programs.config_targets import config_targets
-from detlint.lint.programs.program import MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
+from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
 from detlint.lint.programs.reach import ImportIndex
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
                                         too_large, too_large_json)
@@ -459,8 +459,10 @@ class Linter:
             return False
         other = next(iter(where))
         facts = self.facts_of(other) if other != real(path) else None
-        # a script of its own (a main guard), not a library module whose level runs code
-        return facts is not None and facts.error is None and bool(facts.main_guard) and self.is_entry(other, facts)
+        # a script of its own (a main guard), not a library module whose level runs code; and
+        # one whose main guard sets nothing itself (a seed there never runs for the launcher)
+        return facts is not None and facts.error is None and bool(facts.main_guard) \
+            and not any(h.scope == MAIN_GUARD for h in facts.hits) and self.is_entry(other, facts)
 
     def program_trains(self, program: Program, trains: Optional[bool] = None) -> bool:
         """May the training rules judge this program? Not when its entry is a test, benchmark or

@@ -51,30 +51,8 @@ def default_truth(test: cst.BaseExpression, option_default: OptionDefault) -> Op
             if isinstance(op, kind) and numbers:
                 return compare(value, literal)  # `if args.seed < 0:` with --seed defaulting to 0
         return None
-    if _unset_flag(node):
-        return False
     known, value = option_default(node)
     return bool(value) if known else None
-
-
-def _unset_flag(node: cst.BaseExpression) -> bool:
-    """``cfg.get("cudnn_benchmark", False)``, ``getattr(args, "amp", None)``: a setting read with
-    an explicit falsy default is off unless the configuration sets it (a seed read this way is
-    not: ``cfg.get("seed")`` has no default written, and comparisons are not read here)."""
-    if not isinstance(node, cst.Call) or len(node.args) != (3 if isinstance(node.func, cst.Name) else 2) \
-            or any(a.keyword is not None or a.star for a in node.args):
-        return False
-    if isinstance(node.func, cst.Name):
-        if node.func.value != "getattr":
-            return False
-        key, default = node.args[1].value, node.args[2].value
-    elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
-            and not isinstance(node.func.value, cst.Dict):
-        key, default = node.args[0].value, node.args[1].value
-    else:
-        return False
-    value = _literal(default)
-    return isinstance(key, cst.SimpleString) and value is not _UNKNOWN and not value
 
 
 _UNKNOWN = object()

@@ -51,6 +51,8 @@ def single_along(node: cst.BaseExpression, dim: int, bound: Bound, depth: int = 
     if isinstance(node, cst.Subscript):
         # actions[:, None]: None inserts a dimension of size 1 where it stands
         items = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in node.slice]
+        if any(isinstance(i, cst.Ellipsis) for i in items):
+            return False  # idx[..., None]: which dimension the None is depends on idx
         nones = [isinstance(i, cst.Name) and i.value == "None" for i in items]
         return any(nones) and -len(nones) <= dim < len(nones) and nones[dim]
     if not isinstance(node, cst.Call):

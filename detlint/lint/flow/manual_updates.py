@@ -39,9 +39,25 @@ def _says_gradient(node: cst.CSTNode) -> bool:
 
 
 def assigned_step(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
-    """``x = x - <gradient>`` (``theta[k] = theta[k] - grads[k] * step``)."""
+    """``x = x - <gradient>`` (``theta[k] = theta[k] - grads[k] * step``), or a comprehension over
+    the gradients that subtracts (``[(w - lr * dw, b - lr * db) for (w, b), (dw, db) in
+    zip(params, grads)]``, the JAX README's MLP)."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return _says_gradient(value.for_in.iter) and _subtracts(value.elt)
     return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract) \
         and _code(value.left).strip() == _code(target).strip() and _says_gradient(value.right)
+
+
+def _subtracts(node: cst.CSTNode) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_BinaryOperation(self, op: cst.BinaryOperation) -> None:
+            nonlocal found
+            found = found or isinstance(op.operator, cst.Subtract)
+
+    node.visit(Finder())
+    return found
 
 
 def augmented_step(node: cst.AugAssign) -> bool:
@@ -68,4 +84,6 @@ def mapped_step(call: cst.Call, qualified: Optional[str]) -> bool:
             mentioned.add(n.value)
 
     body.right.visit(Names())
-    return left == params[0] and any(p in mentioned for p in params[1:])
+    # ...and mapped over something that says gradient (not a difference of two positions)
+    return left == params[0] and any(p in mentioned for p in params[1:]) \
+        and any(_says_gradient(arg.value) for arg in call.args[1:])

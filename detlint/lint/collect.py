@@ -52,6 +52,7 @@ RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 CONFIG_BUILDERS = "group:config-instantiators"
+INFERENCE = "group:inference"  # an Estimator's evaluate/predict runs its model_fn without training
 CPU_BLOCKS = "group:cpu-device-blocks"
 RETURNS_RECEIVER = "group:returns-receiver"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
@@ -1572,8 +1573,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if default and not any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Lambda))
                                    and dotted(a.value) != "None" for a in node.args):
                 self.facts.calls.append(CallSite(default, line, col, self.current_scope))
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in EVALUATING_METHODS \
-                and dotted(node.func.value) in self.holders:
+        if isinstance(node.func, cst.Attribute) and dotted(node.func.value) in self.holders \
+                and self._in_group(INFERENCE, qual, node):
             # estimator.evaluate(input_fn): the model_fn runs, in evaluation: it trains nothing
             holder = dotted(node.func.value) or ""
             self.unrun_holders.pop(holder, None)
@@ -1902,10 +1903,6 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node
     for child in node.children:
         yield from _names_and_attributes(child)
-
-
-# methods of an object that keeps functions (an Estimator) that run them only to evaluate or predict
-EVALUATING_METHODS = frozenset({"evaluate", "predict", "export_saved_model", "export_savedmodel"})
 
 
 def _names_an_address(node: cst.FormattedString) -> bool:

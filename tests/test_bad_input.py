@@ -80,3 +80,42 @@ def test_crash_in_a_rule_is_an_internal_error_not_silence(tmp_path: Path, monkey
     monkeypatch.setattr(linter.evaluator, "file_diagnostics", boom)
     (diag,) = linter.run([path]).diagnostics
     assert diag.code == "DET000" and "rule exploded" in diag.message
+
+
+PY36 = ("import random\nimport torch\n\nclass Net(torch.nn.Module):\n    def async(self):\n        return 1\n\n"
+        "torch.backends.cudnn.benchmark = True\nmodel = torch.nn.Conv2d(3, 8, 3).cuda()\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in batches:\n"
+        "    x = x.cuda(async=True)\n    optimizer.zero_grad()\n    model(x).sum().backward()\n    optimizer.step()\n")
+
+
+def test_python36_names_are_read_as_python36_read_them(tmp_path: Path) -> None:
+    """`async`/`await` as names (reserved from Python 3.7): DET001 at the first, with the rest of
+    the file checked (the seed and cuDNN findings of a PyTorch 0.4 script are still found)."""
+    path = tmp_path / "train.py"
+    path.write_text(PY36)
+    linter = make_linter("2.21", root=tmp_path, **{"torch-version": "1.0"})
+    diags = linter.run([path]).diagnostics
+    found = {(d.code, d.line) for d in diags}
+    assert ("DET001", 5) in found and ("DET604", 8) in found and ("DET601", 9) in found, found
+    det001 = next(d for d in diags if d.code == "DET001")
+    assert det001.col == 8 and "`async` is a reserved word" in det001.message and "checked" in det001.message
+
+
+def test_python36_names_are_not_rewritten_by_fix(tmp_path: Path) -> None:
+    """--fix never writes the stand-in names: the file is left as it was, with a message."""
+    from detlint.fix import autofix
+
+    path = tmp_path / "train.py"
+    path.write_text(PY36)
+    linter = make_linter("2.21", root=tmp_path, **{"torch-version": "1.0"})
+    (result,) = autofix.fix_files(linter, [path], unsafe=True, write=True)
+    assert path.read_text() == PY36
+    assert result.error or not result.changed, result
+
+
+def test_python3_syntax_errors_get_no_stand_in(tmp_path: Path) -> None:
+    """A file that no Python reads (async as a name and a broken line) stays one DET001."""
+    path = tmp_path / "bad.py"
+    path.write_text("x.cuda(async=True)\ndef f(:\n    pass\n")
+    (diag,) = lint(tmp_path, [path])
+    assert diag.code == "DET001" and "syntax error" in diag.message

@@ -26,7 +26,8 @@ from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_na
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
 from detlint.lint.flow.handed_functions import HandedFunctions
-from detlint.lint.flow.default_branches import default_truth
+from detlint.lint.flow.default_branches import default_truth, test_form
+from detlint.lint.flow.option_forms import form_options
 from detlint.lint.flow.index_shapes import one_index_per_row
 from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
@@ -144,6 +145,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
         # address f-strings being walked (f"tcp://localhost:{port}"): a draw there picks a port
         self.formatted = 0
+        self.seed_values = 0  # inside `seed = random.randint(...)`: a seed source, not a draw for training
         # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
         # calls being walked; names of the function being walked last bound to a gradient stop,
         # and whether each of its returns so far gave only such values
@@ -199,6 +201,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.named_holders: set[int] = set()  # holder calls assigned to a name
         # command-line option -> (default, how it is written, how to pass a value: "--x={value}")
         self.options: dict[str, tuple[Any, str, str]] = {}
+        self.reassigned_options: set[str] = set()  # options the code assigns (args.seed = ...)
         self.flow = LayerFlow(self.layer_kind, self.flow_keys,
                               lambda method: any(o == "group:layer-stacks" for o, _ in kb.index["method"].get(method, ())))
 
@@ -265,6 +268,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def value(self, node: cst.BaseExpression) -> Any:
         option = self.option_read(node)
+        if option in self.reassigned_options:
+            return UNKNOWN
         if option in self.options:
             return self.options[option][0]
         return literal(node, self.qualify, self.constants)
@@ -307,6 +312,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             default = implied.get(action) if action in implied else None
         how = shown if action in implied else spec["set"].replace("{name}", key).replace("{option}", shown)
         self.options[key] = (default, shown, how)
+        if default is None or isinstance(default, (bool, int, float, str)):
+            self.facts.options[key] = default  # read by the programs whose other modules test it
 
     def argument_note(self, node: cst.BaseExpression, cond: Condition, value: Any, holds: bool) -> Optional[str]:
         """What a rule's message says about an argument read from the command line or a variable."""
@@ -430,7 +437,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         for arg_ref, arg_span in functions:
             self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                        arg_ref, arg_span, self.version_guards > 0, at,
-                                       bool(self.display_calls) or self.formatted > 0,
+                                       bool(self.display_calls) or self.formatted > 0 or self._draws_a_seed(node),
                                        self.off_default > 0))
             if aside:
                 self.aside_hits[id(self.facts.hits[-1])] = matcher.in_methods
@@ -838,10 +845,26 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def visit_If_body(self, node: cst.If) -> None:
         self._inference_branch(node, True, 1)
-        off = self._default_truth(node) is False
+        truth = self._default_truth(node)
+        off = truth is False
         self.off_default += off
         if off:
             self.facts.off_default_spans.append(self.pos(node.body))
+        if truth is None:  # `if opt.model == "resnet":` with --model defined in another module
+            form = test_form(node.test, self.option_default, self.option_read)
+            if form is not None and form_options(form) - set(self.options):
+                orelse = self.pos(node.orelse) if node.orelse is not None else None
+                self.facts.option_tests.append([form, self.pos(node.body), orelse, self._after_exit(node)])
+
+    def _after_exit(self, node: cst.If) -> Optional[tuple[int, int, int, int]]:
+        """What follows ``if test: ... return`` in its block: it runs only when the test is false."""
+        suite = self.suites[-1][0] if self.suites else ()
+        index = next((i for i, stmt in enumerate(suite) if stmt is node), None)
+        last = node.body.body[-1] if isinstance(node.body, cst.IndentedBlock) and node.body.body else None
+        exits = isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+        if index is None or index + 1 >= len(suite) or not exits:
+            return None
+        return self.pos(suite[index + 1])[:2] + self.pos(suite[-1])[2:]
 
     def leave_If_body(self, node: cst.If) -> None:
         self._inference_branch(node, True, -1)
@@ -941,13 +964,28 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.local_constants.pop((self.current_scope, node.target.value), None)
             self.paths.bind(self.current_scope, [node.target.value], node.value, self.pos(node), [node.target.value])
 
+    def _draws_a_seed(self, node: cst.CSTNode) -> bool:
+        """A function's draw inside ``seed = ...`` (random.randint, not a SeedGenerator made)."""
+        if not self.seed_values or not isinstance(node, cst.Call):
+            return False
+        name = dotted(node.func) or ""
+        return not name.rsplit(".", 1)[-1][:1].isupper()
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        # args.manualSeed = random.randint(1, 10000): the seeds it feeds are reported (DET611,
+        # DET106, seeded from a value that changes every run), not the draw that makes it
+        self.seed_values += _names_a_seed(node.targets)
         if len(node.targets) == 1:
             self.frozen_models.note_bind(node.targets[0].target, self.pos(node)[0])
             if assigned_step(node.targets[0].target, node.value):  # theta = theta - lr * grads
                 self.match_names("shape", GRADIENT_STEP, node)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
             self.bound_attribute[id(node.value)] = dotted(node.targets[0].target) or ""
+            # `if args.seed is None: args.seed = random.randint(...)`: later reads are not the default
+            option = self.option_read(node.targets[0].target)
+            if option is not None and option not in self.reassigned_options:
+                self.reassigned_options.add(option)
+                self.facts.options_set.append(option)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.bound_to[id(node.value)] = node.targets[0].target.value
             # train_fn = train.train, creator = get_model_creator(hparams) (a factory returning a
@@ -1188,6 +1226,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.flow.note_hits(call, made)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        self.seed_values -= _names_a_seed(original_node.targets)
         if self.facts.frameworks:
             self.flow.assign([t.target for t in original_node.targets], original_node.value)
 
@@ -1905,6 +1944,12 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield from _names_and_attributes(child)
 
 
+def _names_a_seed(targets: Sequence[cst.AssignTarget]) -> bool:
+    """``seed = ...``, ``args.manualSeed = ...``: the value is a seed."""
+    return len(targets) == 1 and isinstance(targets[0].target, (cst.Name, cst.Attribute)) \
+        and "seed" in (dotted(targets[0].target) or "").rsplit(".", 1)[-1].lower()
+
+
 def _names_an_address(node: cst.FormattedString) -> bool:
     """``f"tcp://localhost:{random.randrange(49152, 65535)}"``: a network address, whose draws
     only pick where processes meet (a data path's draws are not this)."""
@@ -2043,8 +2088,16 @@ def collect(kb: KnowledgeBase, path: str, source: str, links: Optional[dict[str,
     try:
         module = stand_ins.parse_module(source)  # libcst, lenient where only libcst objects
     except cst.ParserSyntaxError as exc:
-        facts.error, facts.error_line, facts.error_col = _syntax_error(source, path, exc)
-        return facts
+        old = stand_ins.keywords_as_names(source)  # Python 3.6 code: `x.cuda(async=True)`
+        try:
+            module = stand_ins.parse_module(old[0]) if old is not None else None
+        except Exception:  # the stand-in did not help: the first error is the one to report
+            module = None
+        if module is None or old is None:
+            facts.error, facts.error_line, facts.error_col = _syntax_error(source, path, exc)
+            return facts
+        facts.legacy, facts.legacy_line, facts.legacy_col = old[1], old[2], old[3]
+        source = old[0]
     except Exception as exc:  # libcst raises a few other types on odd input
         facts.error = f"cannot parse: {exc}"
         return facts

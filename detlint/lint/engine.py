@@ -518,6 +518,18 @@ class Linter:
             diags.sort(key=Diagnostic.sort_key)
         return diags
 
+    def _legacy_syntax(self, facts: FileFacts, display: str) -> list[Diagnostic]:
+        """DET001 for a file that only Python 3.6 or earlier runs (checked as it reads it)."""
+        if facts.legacy is None:
+            return []
+        rule = self.kb.rules.get("DET001")
+        hint = " (.cuda(async=True) is .cuda(non_blocking=True) from PyTorch 0.4)" if facts.legacy == "async" else ""
+        message = (f"file cannot run on Python 3.7 or later: `{facts.legacy}` is a reserved word there; rename "
+                   f"it{hint}. The rest of the file was checked as Python 3.6 reads it")
+        return [Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
+                           path=display, line=facts.legacy_line, col=facts.legacy_col, end_line=facts.legacy_line,
+                           end_col=facts.legacy_col + len(facts.legacy))]
+
     def _lint_file(self, path: Path, display: str, program_only: bool = False) -> list[Diagnostic]:
         facts = self.facts_of(path)
         assert facts is not None
@@ -551,7 +563,7 @@ class Linter:
                 seen = {(d.code, d.line, d.col) for d in diags}
                 diags += [d for d in self._site_diagnostics(path, facts, display, program)
                           if (d.code, d.line, d.col) not in seen]
-            diags += [] if program_only else cell_errors
+            diags += [] if program_only else cell_errors + self._legacy_syntax(facts, display)
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",

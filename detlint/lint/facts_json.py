@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 22
+FORMAT = 23
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -45,10 +45,14 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "off_default_spans": [list(span) for span in facts.off_default_spans],
+        "options": facts.options, "options_set": facts.options_set,
+        "option_tests": [[form, list(body), list(orelse) if orelse else None, list(after) if after else None]
+                         for form, body, orelse, after in facts.option_tests],
         "stage_params": facts.stage_params, "param_handed": facts.param_handed, "handed": facts.handed,
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
-        "error_col": facts.error_col,
+        "error_col": facts.error_col, "legacy": facts.legacy, "legacy_line": facts.legacy_line,
+        "legacy_col": facts.legacy_col,
     }
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
@@ -97,6 +101,11 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         safe_defaults=[(_line(a), _col(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
         evaluation_spans=[_span(row) for row in _list(doc.get("evaluation_spans"))],
         off_default_spans=[_span(row) for row in _list(doc.get("off_default_spans"))],
+        options={_str(k): v for k, v in _dict(doc.get("options")).items() if _plain(v)},
+        options_set=[_str(v) for v in _list(doc.get("options_set"))],
+        option_tests=[[_form(form), _span(body), _span(orelse) if orelse is not None else None,
+                       _span(after) if after is not None else None]
+                      for form, body, orelse, after in (_list(row, 4) for row in _list(doc.get("option_tests")))],
         stage_params={_str(k): [_named_position(v) for v in _list(rows)]
                       for k, rows in _dict(doc.get("stage_params")).items()},
         param_handed=[_param_handed(row) for row in _list(doc.get("param_handed"))],
@@ -106,6 +115,9 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         error=_opt_str(doc.get("error")),
         error_line=_line(doc.get("error_line")),
         error_col=_col(doc.get("error_col")),
+        legacy=_opt_str(doc.get("legacy")),
+        legacy_line=_line(doc.get("legacy_line")),
+        legacy_col=_col(doc.get("legacy_col")),
     )
 
 
@@ -227,3 +239,31 @@ def _bool(value: Any) -> bool:
 
 def _opt_str(value: Any) -> Optional[str]:
     return None if value is None else _str(value)
+
+
+FORM_KINDS = {"opt": 1, "lit": 1, "not": 1, "and": 2, "or": 2, "cmp": 3}
+MAX_FORM_DEPTH = 32
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str)) and \
+        (not isinstance(value, str) or len(value) <= MAX_TEXT)
+
+
+def _form(row: Any, depth: int = 0) -> list[Any]:
+    """A test as data (flow/default_branches.py), checked shape by shape."""
+    row = _list(row)
+    if depth > MAX_FORM_DEPTH or not row or row[0] not in FORM_KINDS or len(row) != FORM_KINDS[row[0]] + 1:
+        raise ValueError("not a test form")
+    kind = row[0]
+    if kind == "opt":
+        return [kind, _str(row[1])]
+    if kind == "lit":
+        if not _plain(row[1]):
+            raise ValueError("not a plain value")
+        return [kind, row[1]]
+    if kind == "cmp":
+        if row[1] not in ("is", "is not", "==", "!=", "<", "<=", ">", ">="):
+            raise ValueError("not a comparison")
+        return [kind, row[1], _form(row[2], depth + 1), _form(row[3], depth + 1)]
+    return [kind] + [_form(part, depth + 1) for part in row[1:]]

@@ -162,6 +162,13 @@ class FileFacts:
     # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`
     # with the flag off by default): what is imported or called there runs only on request
     off_default_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # the command-line options the file defines, with their defaults (values a cache keeps), and
+    # those it assigns (`args.seed = ...`: no longer the default); tests of options this file does
+    # not define: [form, body span, else span or None, span after it when its body returns or None]
+    # (flow/default_branches.py), decided per program
+    options: dict[str, Any] = field(default_factory=dict)
+    options_set: list[str] = field(default_factory=list)
+    option_tests: list[list[Any]] = field(default_factory=list)
     # functions run as tf.data stages through project helpers (flow/handed_functions.py):
     # function -> [parameter, position] that reach a stage; [function, parameter, its position,
     # callee, keyword, position] handed on; [callee, keyword, position, function or "", span] handed over
@@ -208,6 +215,11 @@ class FileFacts:
     error: Optional[str] = None
     error_line: int = 1
     error_col: int = 0
+    # checked with a stand-in (lint/stand_ins.py) for syntax this Python rejects but the code's
+    # own Python accepted (``x.cuda(async=True)`` before 3.7): reported as DET001, rest checked
+    legacy: Optional[str] = None
+    legacy_line: int = 1
+    legacy_col: int = 0
 
 
 @dataclass

@@ -10,11 +10,17 @@ line and column where it was, and the rest of the file is checked as usual:
 
 Indentation mixing tabs and spaces that Python accepts (a tab counts to the next multiple of 8)
 is read with the tabs written as those spaces first.
+
+Code written for Python 3.6 or earlier may use ``async`` and ``await`` as names
+(``x.cuda(async=True)``), which Python 3.7 rejects: ``keywords_as_names`` reads it as its own
+Python did, with ``ASYNC``/``AWAIT`` in their place (same length: lines and columns are kept).
 """
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 import warnings
 from typing import Optional
 
@@ -122,3 +128,43 @@ def _stand_in(lines: list[str], node: ast.stmt) -> Optional[list[str]]:
         out[index] = "\n"
     out[last] = rest if rest.strip() else "\n"
     return out
+
+
+OLD_NAMES = {"async": "ASYNC", "await": "AWAIT"}  # reserved words from Python 3.7
+
+
+def keywords_as_names(source: str) -> Optional[tuple[str, str, int, int]]:
+    """Python 3.6's reading of a file that uses ``async``/``await`` as names: the text with
+    stand-ins for them, the word and where it is first used (1-based line, 0-based column);
+    None when the file uses no such name or is not valid Python 3.6 either."""
+    try:
+        tokens = [tok for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if tok.type not in (tokenize.NL, tokenize.COMMENT)]
+    except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
+        return None
+    lines = python_lines(source, keepends=True)
+    first: Optional[tuple[str, int, int]] = None
+    for index, tok in enumerate(tokens):
+        if tok.type != tokenize.NAME or tok.string not in OLD_NAMES:
+            continue
+        before = tokens[index - 1].string if index else ""
+        after = tokens[index + 1].string if index + 1 < len(tokens) else ""
+        # a name: an attribute, a keyword argument or an assignment, a definition or an import
+        if not (before in (".", "def", "class", "import", "as") or after == "="):
+            continue
+        (row, col), (end_row, _) = tok.start, tok.end
+        if row != end_row or row > len(lines) or lines[row - 1][col:col + len(tok.string)] != tok.string:
+            return None
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + OLD_NAMES[tok.string] + line[col + len(tok.string):]
+        first = first or (tok.string, row, col)
+    if first is None:
+        return None
+    text = "".join(lines)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return (text,) + first

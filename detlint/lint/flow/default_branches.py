@@ -5,6 +5,10 @@ seeds nothing in a run started without options; ``if args.cuda_deterministic:`` 
 ``store_true`` flag sets nothing either. A seed or a determinism switch counts where it runs, so
 such a call is no provider for the default run. Told from the command-line options the file
 defines (their defaults); a test that reads anything else is unknown (None).
+
+A test of an option another module defines (``if opt.model == "resnet":`` in ``model.py``, the
+option in ``opts.py``) is kept as a form (``test_form``) and decided for each program from the
+options of the modules it runs (``form_truth``).
 """
 from __future__ import annotations
 
@@ -13,8 +17,14 @@ from typing import Any, Callable, Optional
 
 import libcst as cst
 
+from detlint.lint.flow.option_forms import Form, plain_value
+
 # the default of the option an expression reads: (known, value)
 OptionDefault = Callable[[cst.BaseExpression], tuple[bool, Any]]
+# the option an expression reads, by name (whoever defines it), or None
+OptionRead = Callable[[cst.BaseExpression], Optional[str]]
+OPS = {cst.Is: "is", cst.IsNot: "is not", cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<",
+       cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
 
 
 def default_truth(test: cst.BaseExpression, option_default: OptionDefault) -> Optional[bool]:
@@ -72,3 +82,31 @@ def _literal(node: cst.BaseExpression) -> Any:
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value
     return _UNKNOWN
+
+
+def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_read: OptionRead) -> Optional[Form]:
+    """``test`` as a form whose options are left open, or None when part of it is neither an
+    option, a known value nor a literal (it cannot be decided anywhere)."""
+    node = test.with_changes(lpar=[], rpar=[]) if hasattr(test, "lpar") else test
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        inner = test_form(node.expression, option_default, option_read)
+        return None if inner is None else ["not", inner]
+    if isinstance(node, cst.BooleanOperation):
+        left = test_form(node.left, option_default, option_read)
+        right = test_form(node.right, option_default, option_read)
+        if left is None or right is None:
+            return None
+        return ["and" if isinstance(node.operator, cst.And) else "or", left, right]
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        op = OPS.get(type(node.comparisons[0].operator))
+        left = test_form(node.left, option_default, option_read)
+        literal = _literal(node.comparisons[0].comparator)
+        if op is None or left is None or literal is _UNKNOWN or not plain_value(literal):
+            return None
+        return ["cmp", op, left, ["lit", literal]]
+    known, value = option_default(node)
+    if known:
+        return ["lit", value] if plain_value(value) else None
+    key = option_read(node)
+    return ["opt", key] if key else None
+

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
+from detlint.lint.flow.option_forms import form_truth
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 from detlint.lint.programs.outline import Outline
 
@@ -462,14 +463,41 @@ class ProgramBuilder:
         visited: dict[tuple[Path, Optional[str], Receiver], bool] = {}
         reached: dict[int, OffDefault] = {}  # id(hit) -> None once the default path reached it
         touched: list[Path] = []
+        options: dict[str, Any] = {}  # command-line options of the modules touched, at their defaults
+        unsettled: set[str] = set()
+
+        def off_by_options(facts: FileFacts, line: int, col: int) -> bool:
+            """Inside a branch the program's option defaults rule out (``if opt.model ==
+            "densenet":`` in model.py, --model defaulting to "resnet" in opts.py)?"""
+            known = {k: v for k, v in options.items() if k not in unsettled}
+            for form, body, orelse, after in facts.option_tests:
+                truth = form_truth(form, known)
+                if truth is None:
+                    continue
+                for span in (body,) if truth is False else (orelse, after):
+                    if span is not None and span[:2] <= (line, col) <= span[2:]:
+                        return True
+            return False
 
         def touch(path: Path) -> Optional[FileFacts]:
             if path not in touched:
                 if len(touched) >= MAX_MODULES:
                     return None
                 touched.append(path)
+                facts = self.facts_of(path)
+                if facts is not None and not facts.error:
+                    learn_options(facts)
             facts = self.facts_of(path)
             return None if facts is None or facts.error else facts
+
+        def learn_options(facts: FileFacts) -> None:
+            """The program's command-line options so far: a default two modules disagree on, or
+            an option some module assigns, is unknown."""
+            for key, default in facts.options.items():
+                if key in options and options[key] != default:
+                    unsettled.add(key)
+                options.setdefault(key, default)
+            unsettled.update(facts.options_set)
 
         def targets(path: Path, facts: FileFacts, site: CallSite, receiver: Receiver = None,
                     hops: int = 0) -> Iterator[Target]:
@@ -673,7 +701,7 @@ class ProgramBuilder:
                 if optional is not None:
                     return optional
                 inside = any((l0, c0) <= (line, col) <= (l1, c1) for l0, c0, l1, c1 in facts.off_default_spans)
-                return (path, line) if inside else None
+                return (path, line) if inside or off_by_options(facts, line, col) else None
             # the main guard runs only in the entry file
             scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
             events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []

@@ -1,0 +1,60 @@
+"""Tests of command-line options as data, decided per program (no libcst: warm runs use it).
+
+A form: ``["opt", key]``, ``["lit", value]``, ``["not", f]``, ``["and", f, g]``, ``["or", f, g]``,
+``["cmp", op, f, g]`` (op: is, is not, ==, !=, <, <=, >, >=). ``default_branches.test_form``
+makes them from a file's ``if`` tests.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+Form = list[Any]
+
+
+def form_options(form: Form) -> set[str]:
+    """The options a form reads."""
+    if form[0] == "opt":
+        return {form[1]}
+    return set().union(*(form_options(part) for part in form[1:] if isinstance(part, list)))
+
+
+def form_truth(form: Form, defaults: dict[str, Any]) -> Optional[bool]:
+    """The form's value with every option at its default in ``defaults`` (None: unknown)."""
+    kind = form[0]
+    if kind == "not":
+        inner = form_truth(form[1], defaults)
+        return None if inner is None else not inner
+    if kind in ("and", "or"):
+        left, right = form_truth(form[1], defaults), form_truth(form[2], defaults)
+        if kind == "and":
+            return False if False in (left, right) else (True if left and right else None)
+        return True if True in (left, right) else (False if left is False and right is False else None)
+    if kind == "cmp":
+        known, value = _form_value(form[2], defaults)
+        literal = form[3][1]
+        if not known:
+            return None
+        op = form[1]
+        if op in ("is", "is not"):  # None, True, False: singletons, also when read from a cache
+            return (value is literal) == (op == "is") if literal is None or isinstance(literal, bool) else None
+        if op in ("==", "!="):
+            return (value == literal) == (op == "==")
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, literal))
+        compare = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+                   ">=": lambda a, b: a >= b}
+        return compare[op](value, literal) if numbers else None
+    known, value = _form_value(form, defaults)
+    return bool(value) if known else None
+
+
+def _form_value(form: Form, defaults: dict[str, Any]) -> tuple[bool, Any]:
+    if form[0] == "lit":
+        return True, form[1]
+    if form[0] == "opt" and form[1] in defaults:
+        return True, defaults[form[1]]
+    return False, None
+
+
+def plain_value(value: Any) -> bool:
+    """A value a cache entry keeps as it is (JSON)."""
+    return value is None or isinstance(value, (bool, int, float, str))

@@ -1,0 +1,45 @@
+"""Tests of command-line options as data (lint/flow/option_forms.py), decided per program."""
+from __future__ import annotations
+
+import libcst as cst
+
+from detlint.lint.flow.default_branches import test_form as make_form
+from detlint.lint.flow.option_forms import form_options, form_truth
+
+
+def form(source: str, known: dict[str, object] | None = None):
+    known = known or {}
+
+    def option_read(node: cst.BaseExpression):
+        return node.attr.value if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+            and node.value.value == "opt" else None
+
+    def option_default(node: cst.BaseExpression):
+        key = option_read(node)
+        return (True, known[key]) if key in known else (False, None)
+    return make_form(cst.parse_expression(source), option_default, option_read)
+
+
+def test_forms_are_decided_by_the_defaults_given() -> None:
+    chosen = form('opt.model == "resnet"')
+    assert form_options(chosen) == {"model"}
+    assert form_truth(chosen, {"model": "resnet"}) is True
+    assert form_truth(chosen, {"model": "densenet"}) is False
+    assert form_truth(chosen, {}) is None  # not known in this program
+
+
+def test_not_and_or_is_and_orderings() -> None:
+    both = form('opt.model == "pooled" and not opt.deep')
+    assert form_truth(both, {"model": "pooled", "deep": False}) is True
+    assert form_truth(both, {"model": "pooled", "deep": True}) is False
+    assert form_truth(both, {"model": "other"}) is False  # one side false decides an `and`
+    assert form_truth(form("opt.seed is not None"), {"seed": None}) is False
+    assert form_truth(form("opt.depth >= 50 or opt.wide"), {"depth": 18, "wide": False}) is False
+    assert form_truth(form("opt.depth >= 50"), {"depth": "18"}) is None  # no ordering across types
+
+
+def test_known_values_are_kept_and_other_reads_make_no_form() -> None:
+    assert form('opt.model == "resnet" and opt.deep', {"deep": True}) == \
+        ["and", ["cmp", "==", ["opt", "model"], ["lit", "resnet"]], ["lit", True]]
+    assert form("len(opt.models) > 1") is None
+    assert form("opt.model == make_name()") is None

@@ -5,7 +5,7 @@ import re
 import string
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from detlint.settings.config import Settings, Target
 from detlint.lint.confidence import LEVELS, lower, of_trace, of_training
@@ -51,6 +51,8 @@ class Evaluator:
         # does a call from a file to a project function run the argument at (keyword, position)
         # as a tf.data stage? Set by the linter (programs/stage_parameters.py), which resolves names
         self.stage_of: Callable[[Path, str, str, int], bool] = lambda path, callee, keyword, position: False
+        # the functions handed to a function's parameter, across files (the same module)
+        self.handed_to: Callable[[Path, str, str, int], list[Any]] = lambda path, function, param, position: []
         # a program module's facts, by path (set by the linter; None where there is no project)
         self.facts_of: Optional[Callable[[Path], Optional[FileFacts]]] = None
         # groups a setting makes present (see assumed)
@@ -200,17 +202,19 @@ class Evaluator:
 
     def file_diagnostics(self, display: str, facts: FileFacts, trains: Optional[bool] = None,
                          training: bool = True, program: Optional[Program] = None,
-                         no_grad: frozenset[str] = frozenset()) -> list[Diagnostic]:
+                         no_grad: frozenset[str] = frozenset(), shared: Sequence[Hit] = ()) -> list[Diagnostic]:
         """``training=False``: the file is no training code (a test, a benchmark, an inference-only
         program), so the rules about training runs stay silent. ``program``: the program the file
         is the entry of; what it turns on anywhere (a determinism switch) counts for
         ``unless-present``. ``no_grad``: its functions that never get a gradient (gradients.py),
-        where backprop kernels never run."""
+        where backprop kernels never run. ``shared``: what every training program that runs this
+        library module turns on (a determinism switch), which counts for it too."""
         out: list[Diagnostic] = []
         if not any(h.owner.startswith(("rule:", "op:")) for h in facts.hits):
             return out  # only rule and op matches are reported here (and the versions stay undecided)
         keras = self.keras_for([facts], facts.hits)
-        hits = facts.hits + ([th.hit for th in program.all_hits if not th.off_default] if program is not None else [])
+        hits = facts.hits + ([th.hit for th in program.all_hits if not th.off_default] if program is not None else []) \
+            + list(shared)
         # what is switched on: group matches that apply to the target version
         present = {h.owner for h in hits if not h.off_by_default
                    and (not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras))}
@@ -232,7 +236,8 @@ class Evaluator:
                     continue
                 if not self._applies(matcher, keras) or not self.gated(matcher, facts.frameworks):
                     continue
-                if matcher.function_arg and not self._function_uses(facts, hit, matcher.function_arg["contains"]):
+                if matcher.function_arg and not self._function_uses(facts, hit, matcher.function_arg["contains"]) \
+                        and not self._handed_uses(facts, hit, matcher.function_arg["contains"]):
                     continue
                 message = render(matcher.message or rule.message, api=pretty(hit.api), detail=hit.detail,
                                  label=render(matcher.label, api=pretty(hit.api)),
@@ -288,6 +293,22 @@ class Evaluator:
         owner = f"group:{group}"
         spans, scopes = _functions_run(facts, [hit])
         return any(h.owner == owner and _runs_in(h, spans, scopes) for h in facts.hits)
+
+    def _handed_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
+        """Does a function the project hands to the stage's parameter (``ds.map(lambda x, y:
+        (prep(x), y))`` in ``configure(ds, prep)``) contain a match of ``group``?"""
+        owner, scope = f"group:{group}", hit.scope or ""
+        spans, _ = _functions_run(facts, [hit])
+        called = {c.target for c in facts.calls if any(_inside(c.line, c.col, span) for span in spans)}
+        for param, position in facts.stage_params.get(scope, ()):
+            if hit.arg_ref != param and param not in called:
+                continue
+            for _, caller, ref, span in self.handed_to(Path(facts.path), scope, param, position):
+                handed = Hit("", 0, "", 1, 0, 1, 0, None, arg_ref=ref or None, arg_span=span)
+                their_spans, their_scopes = _functions_run(caller, [handed])
+                if any(h.owner == owner and _runs_in(h, their_spans, their_scopes) for h in caller.hits):
+                    return True
+        return False
 
     def in_input_pipeline(self, facts: Optional[FileFacts], hit: Hit) -> bool:
         """Does ``hit`` sit in a function handed to a tf.data stage (``ds.map(load_image)``, a

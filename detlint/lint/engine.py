@@ -154,7 +154,8 @@ class Linter:
         self.builder = ProgramBuilder(self.facts_of, ModuleResolver([r for r in roots if r.is_dir()]),
                                       self.outline_of)
         self.builder.provider_tokens = provider_tokens(self.kb)
-        self.evaluator.stage_of = StageParameters(self.builder.resolver, self.facts_of).is_stage
+        stages = StageParameters(self.builder.resolver, self.facts_of, lambda path: self.import_index.importers(path, 1))
+        self.evaluator.stage_of, self.evaluator.handed_to = stages.is_stage, stages.handed_to
         self.context = ProgramContext(settings, self.kb, real(settings.project_root), self.facts_of)
         self.builder.launch_hits = self.context.launch_hits
         self._config_targets: Optional[list[str]] = None
@@ -678,7 +679,8 @@ class Linter:
         if program is not None and dead and not self.imported(path):  # none of their ops runs, forward or back
             facts = replace(facts, hits=[h for h in facts.hits
                                          if not (top_scope(h.scope) in dead and h.owner.startswith("op:"))])
-        extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad)
+        extra = self.evaluator.file_diagnostics(display, facts, trains, training, program, no_grad,
+                                                shared_switches(others) if program is None else ())
         if program is not None and not training and others:
             # only what those programs run: not the script's own demo under its main guard, nor
             # the functions they never call
@@ -865,3 +867,13 @@ def is_suppressed(diag: Diagnostic, facts: FileFacts) -> bool:
 
 def hits_of(facts: FileFacts, owner: str) -> list[Hit]:
     return [h for h in facts.hits if h.owner == owner]
+
+
+def shared_switches(programs: list[Program]) -> list[Hit]:
+    """The group matches on the default path of every one of ``programs`` (a determinism switch
+    each training program that runs a library module sets): they count in that module too."""
+    if not programs:
+        return []
+    common = set.intersection(*({th.hit.owner for th in p.all_hits if not th.off_default
+                                 and th.hit.owner.startswith("group:")} for p in programs))
+    return [th.hit for th in programs[0].all_hits if th.hit.owner in common and not th.off_default]

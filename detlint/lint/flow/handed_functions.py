@@ -40,12 +40,15 @@ class HandedFunctions(_Base):
         return None if found is None else (-1 if found[1] else found[0])
 
     def note_stage_parameter(self, fn: Optional[cst.BaseExpression]) -> None:
-        """``ds.map(map_fn)`` with ``map_fn`` a parameter: what callers pass there is a stage."""
-        if not isinstance(fn, cst.Name) or self.current_scope is None:
+        """``ds.map(map_fn)`` with ``map_fn`` a parameter, or a lambda that calls it
+        (``ds.map(lambda x, y: (map_fn(x), y))``): what callers pass there is a stage."""
+        if self.current_scope is None:
             return
-        position = self.parameter_position(fn.value)
-        if position is not None:
-            self.facts.stage_params.setdefault(self.current_scope, []).append([fn.value, position])
+        names = [fn.value] if isinstance(fn, cst.Name) else _called_names(fn) if isinstance(fn, cst.Lambda) else []
+        for name in names:
+            position = self.parameter_position(name)
+            if position is not None:
+                self.facts.stage_params.setdefault(self.current_scope, []).append([name, position])
 
     def note_handed(self, callee: str, arg: cst.Arg, position: int) -> None:
         """An argument of a call to the project function ``callee``: a parameter handed on, or a
@@ -65,3 +68,20 @@ class HandedFunctions(_Base):
             self.facts.handed.append([callee, keyword, spot, "", list(span)])
         elif ref and ref in self.facts.functions:
             self.facts.handed.append([callee, keyword, spot, ref, None])
+
+
+def _called_names(fn: cst.Lambda) -> list[str]:
+    """The plain names a lambda calls that are not its own parameters."""
+    own = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+
+    class Calls(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value not in own and node.func.value not in self.names:
+                self.names.append(node.func.value)
+
+    calls = Calls()
+    fn.body.visit(calls)
+    return calls.names

@@ -9,7 +9,7 @@ on to the stage, a few calls deep.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from detlint.lint.ftypes import FileFacts
 from detlint.lint.programs.program import ModuleResolver
@@ -18,10 +18,31 @@ MAX_HOPS = 4  # helpers handing a function on to helpers
 MAX_STARS = 3  # `from .data import *` in a package's __init__, and so on
 
 
+# a function handed to a stage parameter: the caller's file, its facts, and the function by
+# name (a function of that file) or by span (a lambda, a nested def)
+Handed = tuple[Path, FileFacts, str, Optional[tuple[int, int, int, int]]]
+
+
 class StageParameters:
-    def __init__(self, resolver: ModuleResolver, facts_of: Callable[[Path], Optional[FileFacts]]) -> None:
-        self.resolver, self.facts_of = resolver, facts_of
+    def __init__(self, resolver: ModuleResolver, facts_of: Callable[[Path], Optional[FileFacts]],
+                 importers: Callable[[Path], Iterable[Path]] = lambda path: ()) -> None:
+        self.resolver, self.facts_of, self.importers = resolver, facts_of, importers
         self._cache: dict[tuple[Path, str, str, int], bool] = {}
+
+    def handed_to(self, path: Path, function: str, param: str, position: int) -> list[Handed]:
+        """The functions the project hands to ``function``'s parameter ``param`` (at
+        ``position``, -1 keyword-only), from this file and the files that import it: a stage's
+        lambda calls the parameter (``ds.map(lambda x, y: (prep(x), y))``), they run there."""
+        found: list[Handed] = []
+        for caller in [path, *sorted(set(self.importers(path)) - {path})]:
+            facts = self.facts_of(caller)
+            for callee, keyword, spot, ref, span in facts.handed if facts is not None and not facts.error else ():
+                if not (keyword == param or (spot >= 0 and spot == position)):
+                    continue
+                target = self.function(caller, callee)
+                if target is not None and target[0] == path and target[2] == function:
+                    found.append((caller, facts, ref, tuple(span) if span else None))
+        return found
 
     def function(self, path: Path, name: str, stars: int = 0) -> Optional[tuple[Path, FileFacts, str]]:
         """The file and function a call from ``path`` to ``name`` runs, if it is the project's."""

@@ -43,3 +43,16 @@ def test_known_values_are_kept_and_other_reads_make_no_form() -> None:
         ["and", ["cmp", "==", ["opt", "model"], ["lit", "resnet"]], ["lit", True]]
     assert form("len(opt.models) > 1") is None
     assert form("opt.model == make_name()") is None
+
+
+def test_parameters_are_decided_by_what_the_caller_passes() -> None:
+    def param_of(node: cst.BaseExpression):
+        return "Block.build" if isinstance(node, cst.Name) and node.value == "padding_type" else None
+    chosen = make_form(cst.parse_expression('padding_type == "replicate"'), lambda node: (False, None),
+                       lambda node: None, param_of)
+    assert chosen == ["cmp", "==", ["param", "padding_type", "Block.build"], ["lit", "replicate"]]
+    assert form_truth(chosen, {}, {("Block.build", "padding_type"): "reflect"}) is False
+    assert form_truth(chosen, {}, {("Other.build", "padding_type"): "replicate"}) is None  # another function's
+    assert form_truth(chosen, {}) is None
+    assert make_form(cst.parse_expression('"encoder"'), lambda node: (False, None), lambda node: None) == \
+        ["lit", "encoder"]

@@ -27,7 +27,7 @@ from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
 from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth, test_form
-from detlint.lint.flow.option_forms import form_options
+from detlint.lint.flow.option_forms import form_options, form_params, plain_value
 from detlint.lint.flow.index_shapes import one_index_per_row
 from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
@@ -202,6 +202,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # command-line option -> (default, how it is written, how to pass a value: "--x={value}")
         self.options: dict[str, tuple[Any, str, str]] = {}
         self.reassigned_options: set[str] = set()  # options the code assigns (args.seed = ...)
+        self.option_parsers: dict[tuple[str, str], str] = {}  # (class, attribute) -> parser type
+        # an if/elif chain's parameters as bound when its first test ran: id(elif If) -> counts
+        self.chain_starts: dict[int, dict[str, int]] = {}
+        self.chain_bindings: dict[str, int] = {}
         self.flow = LayerFlow(self.layer_kind, self.flow_keys,
                               lambda method: any(o == "group:layer-stacks" for o, _ in kb.index["method"].get(method, ())))
 
@@ -284,14 +288,20 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return None
         qual = self.qualify(base)
         plain = "." not in base and base not in self.instances and base not in ("self", "cls")
-        if (qual is None and plain) or (qual or base).endswith("FLAGS"):
+        # opt = Options().parse(): an object of the project's own (what its parser returns)
+        made_here = "." not in base and base in self.instances and not self.is_framework_name(self.instances[base])
+        if (qual is None and plain) or made_here or (qual or base).endswith("FLAGS"):
             return node.attr.value
         return None
 
-    def define_option(self, qual: str, node: cst.Call) -> None:
-        spec = next((self.kb.matcher(owner, i).defines_option for c in names.candidates(qual)
+    def _defines_options(self, qual: str) -> Optional[dict[str, Any]]:
+        """The knowledge base's spec of a call that defines a command-line option, if it is one."""
+        return next((self.kb.matcher(owner, i).defines_option for c in names.candidates(qual)
                      for owner, i in self.kb.index["call"].get(c, ()) if self.kb.matcher(owner, i).defines_option),
                     None)
+
+    def define_option(self, qual: str, node: cst.Call) -> None:
+        spec = self._defines_options(qual)
         if spec is None:
             return
         named = argument(node, *spec["name"])
@@ -636,6 +646,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if any(written):  # project decorators may stop autograd too (gradients.py)
                 self.facts.decorators[name] = [w.rsplit(".", 1)[-1] for w in written if w]
             self.facts.functions.setdefault(name, self.pos(node)[0])
+            self.note_params(name, node, bool(self.classes and self.depth == 1))
             if self.classes and self.depth == 1:
                 self.facts.classes.setdefault(self.classes[-1], []).append(node.name.value)
                 if _abstract(node):
@@ -851,10 +862,68 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if off:
             self.facts.off_default_spans.append(self.pos(node.body))
         if truth is None:  # `if opt.model == "resnet":` with --model defined in another module
-            form = test_form(node.test, self.option_default, self.option_read)
-            if form is not None and form_options(form) - set(self.options):
+            # bindings as the chain's first test saw them (an elif's rest in the If of its orelse)
+            start = self.chain_starts.pop(id(node), None)
+            if start is None and self.top_function is not None:
+                params = self.top_function.params
+                start = {p.name.value: len(self.bound_values(p.name.value))
+                         for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            if isinstance(node.orelse, cst.If) and start is not None:
+                self.chain_starts[id(node.orelse)] = start
+            self.chain_bindings = start or {}
+            form = test_form(node.test, self.option_default, self.option_read, self.tested_param)
+            self.chain_bindings = {}
+            if form is not None and (form_options(form) - set(self.options) or form_params(form)):
                 orelse = self.pos(node.orelse) if node.orelse is not None else None
                 self.facts.option_tests.append([form, self.pos(node.body), orelse, self._after_exit(node)])
+
+    # ---- what a call passes to a project function's parameters (decided per program) ----------
+    def tested_param(self, node: cst.BaseExpression) -> Optional[str]:
+        """The function being walked, when ``node`` names one of its parameters that nothing in
+        it has rebound (``if padding_type == "reflect":``); its value is the caller's argument."""
+        if not isinstance(node, cst.Name) or self.current_scope is None or self.top_function is None:
+            return None
+        if self.parameter_position(node.value) is None:
+            return None
+        # `if netG == "global": netG = Global() elif netG == "local": ...`: the elif's test reads
+        # the parameter as given (only an earlier branch of the same chain rebound it)
+        before = self.chain_bindings.get(node.value)
+        if (before if before is not None else len(self.bound_values(node.value))) > 0:
+            return None
+        return self.current_scope
+
+    def note_params(self, scope: str, node: cst.FunctionDef, method: bool) -> None:
+        """A function's parameters: [name, position (-1 keyword-only; a method's self not
+        counted), its default as a form or None]."""
+        params = node.params
+        positional = [*params.posonly_params, *params.params]
+        if method and positional and positional[0].name.value in ("self", "cls"):
+            positional = positional[1:]
+        rows = [[p.name.value, i, p] for i, p in enumerate(positional)]
+        rows += [[p.name.value, -1, p] for p in params.kwonly_params]
+        out = []
+        for name, position, param in rows:
+            default = self.value(param.default) if param.default is not None else UNKNOWN
+            out.append([name, position, ["lit", default] if plain_value(default) else None])
+        if out:
+            self.facts.params[scope] = out
+
+    def note_call_args(self, node: cst.Call, line: int, col: int) -> None:
+        """The arguments of a call that may run project code, as forms (literals, command-line
+        options, the caller's parameters); a starred argument makes the rest unknown."""
+        rows: list[list[Any]] = []
+        position = 0
+        for arg in node.args:
+            if arg.star:
+                rows.append(["*", -1, None])
+                continue
+            keyword = arg.keyword.value if arg.keyword is not None else ""
+            form = test_form(arg.value, self.option_default, self.option_read, self.tested_param)
+            rows.append([keyword, -1 if keyword else position, form if form and form[0] in ("lit", "opt", "param")
+                         else None])
+            position += 0 if keyword else 1
+        if any(row[2] is not None or row[0] == "*" for row in rows):
+            self.facts.call_args[f"{line}:{col}"] = rows
 
     def _after_exit(self, node: cst.If) -> Optional[tuple[int, int, int, int]]:
         """What follows ``if test: ... return`` in its block: it runs only when the test is false."""
@@ -1107,6 +1176,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     self.attribute_made[key] = self.qualify(callee) or callee
                 else:
                     self.attribute_made.pop(key, None)
+            if owner == "self" and isinstance(value, cst.Call) and self.current_scope and "." in self.current_scope:
+                # self.parser = argparse.ArgumentParser() in __init__: self.parser.add_argument(...)
+                # in the class's other methods defines options (BaseOptions.initialize)
+                kind = self.type_of(value)
+                key = (self.current_scope.split(".")[0], target.attr.value)
+                if kind and self._defines_options(f"{kind}.add_argument"):
+                    self.option_parsers[key] = kind
             owner_type = self.instances.get(owner) if owner else None
             qual = f"{owner_type}.{target.attr.value}" if owner_type else self.qualify(dotted(target))
             if qual:
@@ -1489,6 +1565,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.match_names("call", qual, node, call=node, written=name, given=self.with_partial_args(node, name))
             self.note_input_stage(node, first)
             self.define_option(qual, node)
+        elif qual is None and name and name.startswith("self.") and name.count(".") == 2 and self.current_scope:
+            attr, method = name.split(".")[1:]
+            kind = self.option_parsers.get((self.current_scope.split(".")[0], attr))
+            if kind:
+                self.define_option(f"{kind}.{method}", node)
         if name in self.library_bases:  # a subclass made: what making its library base does
             self.match_names("call", self.library_bases[name], node, call=node, written=name)
         if isinstance(node.func, cst.Attribute):
@@ -1522,6 +1603,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             # trainer = exp.get_trainer(args); trainer.train(): an object no one here can see into
             self.facts.calls.append(CallSite(f"{SPELLED}{name}", line, col, self.current_scope, no_grad, inference,
                                              untaped))
+        if made or (name and not self.external(qual, name)):
+            self.note_call_args(node, line, col)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):

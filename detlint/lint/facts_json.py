@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 23
+FORMAT = 24
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -45,7 +45,8 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "off_default_spans": [list(span) for span in facts.off_default_spans],
-        "options": facts.options, "options_set": facts.options_set,
+        "options": facts.options, "options_set": facts.options_set, "params": facts.params,
+        "call_args": facts.call_args,
         "option_tests": [[form, list(body), list(orelse) if orelse else None, list(after) if after else None]
                          for form, body, orelse, after in facts.option_tests],
         "stage_params": facts.stage_params, "param_handed": facts.param_handed, "handed": facts.handed,
@@ -103,6 +104,8 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         off_default_spans=[_span(row) for row in _list(doc.get("off_default_spans"))],
         options={_str(k): v for k, v in _dict(doc.get("options")).items() if _plain(v)},
         options_set=[_str(v) for v in _list(doc.get("options_set"))],
+        params={_str(k): [_param_row(row) for row in _list(rows)] for k, rows in _dict(doc.get("params")).items()},
+        call_args={_str(k): [_arg_row(row) for row in _list(rows)] for k, rows in _dict(doc.get("call_args")).items()},
         option_tests=[[_form(form), _span(body), _span(orelse) if orelse is not None else None,
                        _span(after) if after is not None else None]
                       for form, body, orelse, after in (_list(row, 4) for row in _list(doc.get("option_tests")))],
@@ -241,7 +244,7 @@ def _opt_str(value: Any) -> Optional[str]:
     return None if value is None else _str(value)
 
 
-FORM_KINDS = {"opt": 1, "lit": 1, "not": 1, "and": 2, "or": 2, "cmp": 3}
+FORM_KINDS = {"opt": 1, "param": 2, "lit": 1, "not": 1, "and": 2, "or": 2, "cmp": 3}
 MAX_FORM_DEPTH = 32
 
 
@@ -258,6 +261,8 @@ def _form(row: Any, depth: int = 0) -> list[Any]:
     kind = row[0]
     if kind == "opt":
         return [kind, _str(row[1])]
+    if kind == "param":
+        return [kind, _str(row[1]), _str(row[2])]
     if kind == "lit":
         if not _plain(row[1]):
             raise ValueError("not a plain value")
@@ -267,3 +272,13 @@ def _form(row: Any, depth: int = 0) -> list[Any]:
             raise ValueError("not a comparison")
         return [kind, row[1], _form(row[2], depth + 1), _form(row[3], depth + 1)]
     return [kind] + [_form(part, depth + 1) for part in row[1:]]
+
+
+def _param_row(row: Any) -> list[Any]:
+    name, position, default = _list(row, 3)
+    return [_str(name), _int(position, -1), _form(default) if default is not None else None]
+
+
+def _arg_row(row: Any) -> list[Any]:
+    keyword, position, form = _list(row, 3)
+    return [_str(keyword), _int(position, -1), _form(form) if form is not None else None]

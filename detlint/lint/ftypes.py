@@ -169,6 +169,12 @@ class FileFacts:
     options: dict[str, Any] = field(default_factory=dict)
     options_set: list[str] = field(default_factory=list)
     option_tests: list[list[Any]] = field(default_factory=list)
+    # function -> its parameters [name, position (-1 keyword-only, self not counted), default
+    # form or None]; "line:col" of a call that may run project code -> its arguments [keyword or
+    # "" ("*" for a starred one), position or -1, form or None]: a test of a parameter is decided
+    # by what the caller passes
+    params: dict[str, list[list[Any]]] = field(default_factory=dict)
+    call_args: dict[str, list[list[Any]]] = field(default_factory=dict)
     # functions run as tf.data stages through project helpers (flow/handed_functions.py):
     # function -> [parameter, position] that reach a stage; [function, parameter, its position,
     # callee, keyword, position] handed on; [callee, keyword, position, function or "", span] handed over

@@ -84,22 +84,24 @@ def _literal(node: cst.BaseExpression) -> Any:
     return _UNKNOWN
 
 
-def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_read: OptionRead) -> Optional[Form]:
-    """``test`` as a form whose options are left open, or None when part of it is neither an
-    option, a known value nor a literal (it cannot be decided anywhere)."""
+def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_read: OptionRead,
+              param_of: OptionRead = lambda node: None) -> Optional[Form]:
+    """``test`` as a form whose options (and parameters, with ``param_of`` saying the function
+    whose parameter a name is) are left open, or None when part of it is neither an option, a
+    parameter, a known value nor a literal (it cannot be decided anywhere)."""
     node = test.with_changes(lpar=[], rpar=[]) if hasattr(test, "lpar") else test
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        inner = test_form(node.expression, option_default, option_read)
+        inner = test_form(node.expression, option_default, option_read, param_of)
         return None if inner is None else ["not", inner]
     if isinstance(node, cst.BooleanOperation):
-        left = test_form(node.left, option_default, option_read)
-        right = test_form(node.right, option_default, option_read)
+        left = test_form(node.left, option_default, option_read, param_of)
+        right = test_form(node.right, option_default, option_read, param_of)
         if left is None or right is None:
             return None
         return ["and" if isinstance(node.operator, cst.And) else "or", left, right]
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         op = OPS.get(type(node.comparisons[0].operator))
-        left = test_form(node.left, option_default, option_read)
+        left = test_form(node.left, option_default, option_read, param_of)
         literal = _literal(node.comparisons[0].comparator)
         if op is None or left is None or literal is _UNKNOWN or not plain_value(literal):
             return None
@@ -107,6 +109,12 @@ def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_re
     known, value = option_default(node)
     if known:
         return ["lit", value] if plain_value(value) else None
+    literal = _literal(node)
+    if literal is not _UNKNOWN:  # a call's argument: define_G(..., "encoder")
+        return ["lit", literal] if plain_value(literal) else None
     key = option_read(node)
-    return ["opt", key] if key else None
+    if key:
+        return ["opt", key]
+    scope = param_of(node)
+    return ["param", node.value, scope] if scope and isinstance(node, cst.Name) else None
 

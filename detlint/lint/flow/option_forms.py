@@ -1,8 +1,9 @@
 """Tests of command-line options as data, decided per program (no libcst: warm runs use it).
 
-A form: ``["opt", key]``, ``["lit", value]``, ``["not", f]``, ``["and", f, g]``, ``["or", f, g]``,
+A form: ``["opt", key]``, ``["param", name, function]`` (what the caller passes to that
+parameter), ``["lit", value]``, ``["not", f]``, ``["and", f, g]``, ``["or", f, g]``,
 ``["cmp", op, f, g]`` (op: is, is not, ==, !=, <, <=, >, >=). ``default_branches.test_form``
-makes them from a file's ``if`` tests.
+makes them from a file's ``if`` tests and from the arguments of calls.
 """
 from __future__ import annotations
 
@@ -15,22 +16,35 @@ def form_options(form: Form) -> set[str]:
     """The options a form reads."""
     if form[0] == "opt":
         return {form[1]}
+    if form[0] in ("param", "lit"):
+        return set()
     return set().union(*(form_options(part) for part in form[1:] if isinstance(part, list)))
 
 
-def form_truth(form: Form, defaults: dict[str, Any]) -> Optional[bool]:
-    """The form's value with every option at its default in ``defaults`` (None: unknown)."""
+def form_params(form: Form) -> set[tuple[str, str]]:
+    """The parameters a form reads: (function, name)."""
+    if form[0] == "param":
+        return {(form[2], form[1])}
+    if form[0] in ("opt", "lit"):
+        return set()
+    return set().union(*(form_params(part) for part in form[1:] if isinstance(part, list)))
+
+
+def form_truth(form: Form, defaults: dict[str, Any], params: Optional[dict[tuple[str, str], Any]] = None
+               ) -> Optional[bool]:
+    """The form's value with every option at its default in ``defaults`` and each parameter at
+    the value in ``params`` ((function, name) -> value), None when that is unknown."""
     kind = form[0]
     if kind == "not":
-        inner = form_truth(form[1], defaults)
+        inner = form_truth(form[1], defaults, params)
         return None if inner is None else not inner
     if kind in ("and", "or"):
-        left, right = form_truth(form[1], defaults), form_truth(form[2], defaults)
+        left, right = form_truth(form[1], defaults, params), form_truth(form[2], defaults, params)
         if kind == "and":
             return False if False in (left, right) else (True if left and right else None)
         return True if True in (left, right) else (False if left is False and right is False else None)
     if kind == "cmp":
-        known, value = _form_value(form[2], defaults)
+        known, value = form_value(form[2], defaults, params)
         literal = form[3][1]
         if not known:
             return None
@@ -43,15 +57,19 @@ def form_truth(form: Form, defaults: dict[str, Any]) -> Optional[bool]:
         compare = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
                    ">=": lambda a, b: a >= b}
         return compare[op](value, literal) if numbers else None
-    known, value = _form_value(form, defaults)
+    known, value = form_value(form, defaults, params)
     return bool(value) if known else None
 
 
-def _form_value(form: Form, defaults: dict[str, Any]) -> tuple[bool, Any]:
+def form_value(form: Form, defaults: dict[str, Any], params: Optional[dict[tuple[str, str], Any]] = None
+               ) -> tuple[bool, Any]:
+    """(known, value) of a leaf: a literal, an option at its default, a parameter's value."""
     if form[0] == "lit":
         return True, form[1]
     if form[0] == "opt" and form[1] in defaults:
         return True, defaults[form[1]]
+    if form[0] == "param" and params and (form[2], form[1]) in params:
+        return True, params[(form[2], form[1])]
     return False, None
 
 

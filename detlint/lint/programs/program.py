@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Union
 
-from detlint.lint.flow.option_forms import form_truth
+from detlint.lint.flow.option_forms import form_params, form_truth, form_value
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 from detlint.lint.programs.outline import Outline
 
@@ -43,7 +43,10 @@ OffDefault = Optional[tuple[Path, int]]
 # the entry, import depth, call sites it came through, the class of ``self`` there, the first
 # off-default site on the way)
 Step = tuple[Path, Optional[str], Optional[tuple[int, int]], int, tuple[tuple[Path, int], ...], Receiver,
-             OffDefault]
+             OffDefault, "Bindings"]
+# what a walked function's parameters that its tests read hold, as its caller passed them (or
+# their defaults): ((name, value), ...), only those known
+Bindings = tuple[tuple[str, Any], ...]
 # what a call may run: (file, function, the class of ``self`` there)
 Target = tuple[Path, Optional[str], Receiver]
 
@@ -460,18 +463,22 @@ class ProgramBuilder:
         modules per program, so a script inside a large package does not parse all of it."""
         # walks done, and whether one of them was on the default path (an off-default walk is
         # done again when the default path reaches the same function)
-        visited: dict[tuple[Path, Optional[str], Receiver], bool] = {}
+        visited: dict[tuple[Path, Optional[str], Receiver, Bindings], bool] = {}
         reached: dict[int, OffDefault] = {}  # id(hit) -> None once the default path reached it
         touched: list[Path] = []
+        tested: dict[tuple[int, Optional[str]], set[str]] = {}
         options: dict[str, Any] = {}  # command-line options of the modules touched, at their defaults
         unsettled: set[str] = set()
 
-        def off_by_options(facts: FileFacts, line: int, col: int) -> bool:
+        def off_by_options(facts: FileFacts, line: int, col: int, scope: Optional[str] = None,
+                           bindings: Bindings = ()) -> bool:
             """Inside a branch the program's option defaults rule out (``if opt.model ==
-            "densenet":`` in model.py, --model defaulting to "resnet" in opts.py)?"""
+            "densenet":`` in model.py, --model defaulting to "resnet" in opts.py), or the values
+            the caller gave the function's parameters (``if padding_type == "replicate":``)?"""
             known = {k: v for k, v in options.items() if k not in unsettled}
+            params = {(scope, name): value for name, value in bindings} if scope else None
             for form, body, orelse, after in facts.option_tests:
-                truth = form_truth(form, known)
+                truth = form_truth(form, known, params)
                 if truth is None:
                     continue
                 for span in (body,) if truth is False else (orelse, after):
@@ -489,6 +496,46 @@ class ProgramBuilder:
                     learn_options(facts)
             facts = self.facts_of(path)
             return None if facts is None or facts.error else facts
+
+        def tested_params(facts: FileFacts, scope: Optional[str]) -> set[str]:
+            """The parameters of ``scope`` its tests read, or that it passes on to a call (where
+            the callee may test them: ``ResnetBlock(dim, padding_type=padding_type)``)."""
+            key = (id(facts), scope)
+            if key not in tested:
+                forms = [form for form, *_ in facts.option_tests]
+                forms += [form for rows in facts.call_args.values() for _, _, form in rows if form is not None]
+                tested[key] = {name for form in forms for function, name in form_params(form) if function == scope}
+            return tested[key]
+
+        def passed(facts: FileFacts, site: CallSite, bindings: Bindings, callee: Optional[FileFacts],
+                   scope: Optional[str]) -> Bindings:
+            """What the call passes to the callee's tested parameters, or their defaults."""
+            if callee is None or scope is None:
+                return ()
+            wanted = tested_params(callee, scope) or tested_params(callee, f"{scope}.__init__")
+            if not wanted:
+                return ()
+            signature = callee.params.get(scope) or callee.params.get(f"{scope}.__init__") or []
+            args = facts.call_args.get(f"{site.line}:{site.col}", [])
+            starred = any(keyword == "*" for keyword, _, _ in args)
+            known = {k: v for k, v in options.items() if k not in unsettled}
+            mine = {(site.scope, name): value for name, value in bindings}
+            out = []
+            for name, position, default in signature:
+                if name not in wanted:
+                    continue
+                given = next((form for keyword, at, form in args if keyword == name
+                              or (not keyword and position >= 0 and at == position)), None)
+                if given is None and any(keyword == name or (not keyword and position >= 0 and at == position)
+                                         for keyword, at, _ in args):
+                    continue  # passed, but not as anything known
+                if given is None and starred:
+                    continue  # f(*args, **kwargs): may be passed
+                found, value = form_value(given, known, mine) if given is not None else \
+                    (form_value(default, known) if default is not None else (False, None))
+                if found:
+                    out.append((name, value))
+            return tuple(sorted(out, key=lambda item: item[0]))
 
         def learn_options(facts: FileFacts) -> None:
             """The program's command-line options so far: a default two modules disagree on, or
@@ -680,10 +727,10 @@ class ProgramBuilder:
 
         def run(path: Path, scope: Optional[str], anchor: Optional[tuple[int, int]], depth: int,
                 via: tuple[tuple[Path, int], ...] = (), receiver: Receiver = None,
-                optional: OffDefault = None) -> Iterator[Step]:
+                optional: OffDefault = None, bindings: Bindings = ()) -> Iterator[Step]:
             """A module's level or a function, in order: what it runs (a module it imports, a
             function it calls) is yielded where it runs, and walked before this goes on."""
-            key = (path, scope, receiver)
+            key = (path, scope, receiver, bindings)
             if key in visited and (visited[key] or optional is not None):
                 return
             visited[key] = optional is None
@@ -691,7 +738,7 @@ class ProgramBuilder:
                 skimmed = skim(path, depth)
                 if skimmed is not None:
                     for module in skimmed:
-                        yield module, None, anchor, depth + 1, (), None, optional
+                        yield module, None, anchor, depth + 1, (), None, optional, ()
                     return
             facts = touch(path)
             if facts is None:
@@ -701,7 +748,7 @@ class ProgramBuilder:
                 if optional is not None:
                     return optional
                 inside = any((l0, c0) <= (line, col) <= (l1, c1) for l0, c0, l1, c1 in facts.off_default_spans)
-                return (path, line) if inside or off_by_options(facts, line, col) else None
+                return (path, line) if inside or off_by_options(facts, line, col, scope, bindings) else None
             # the main guard runs only in the entry file
             scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
             events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
@@ -718,12 +765,15 @@ class ProgramBuilder:
             for line, col, _, event in events:
                 here = anchor or (line, col)
                 if isinstance(event, Hit):
+                    # a hit on a branch the options or the caller's arguments rule out
+                    ruled_out = (path, line) if optional is None and (facts.option_tests and off_by_options(
+                        facts, line, col, scope, bindings)) else optional
                     if reached.get(id(event), False) is not None:
-                        reached[id(event)] = optional
-                    program.trace.append(TraceHit(event, path, here[0], here[1], True, via, optional))
+                        reached[id(event)] = ruled_out
+                    program.trace.append(TraceHit(event, path, here[0], here[1], True, via, ruled_out))
                 elif isinstance(event, Path):
                     yield (event, None, None if event == program.entry and anchor is None else here, depth + 1, via,
-                           None, off(line, col))
+                           None, off(line, col), ())
                 else:
                     found = list(targets(path, facts, event, receiver))
                     self._note_kept(program, path, facts, event, found, touch)
@@ -732,16 +782,18 @@ class ProgramBuilder:
                         program.callers.setdefault((other_path, other_scope), set()).add((path, line, scope))
                         yield (other_path, other_scope,
                                None if other_path == program.entry and anchor is None else here, depth,
-                               via + ((path, line),), other_self, off(line, col))
+                               via + ((path, line),), other_self, off(line, col),
+                               passed(facts, event, bindings, touch(other_path), other_scope))
 
         # the walks under way, innermost last: a stack, not recursion, so a chain of a thousand
         # calls fits (imports are cut at MAX_IMPORT_DEPTH, calls only where they were walked)
         # a function's training calls, by walk key: a second call of train() trains again (the
         # last training call ends training, not the first), though its body is walked once
-        trained: dict[tuple[Path, Optional[str], Receiver], list[TraceHit]] = {}
+        trained: dict[tuple[Path, Optional[str], Receiver, Bindings], list[TraceHit]] = {}
         replays = 0
         stack = [run(program.entry, None, None, 0)]
-        walks: list[tuple[tuple[Path, Optional[str], Receiver], int, bool]] = [((program.entry, None, None), 0, True)]
+        walks: list[tuple[tuple[Path, Optional[str], Receiver, Bindings], int, bool]] = \
+            [((program.entry, None, None, ()), 0, True)]
         while stack:
             step = next(stack[-1], None)
             if step is None:
@@ -751,7 +803,7 @@ class ProgramBuilder:
                 if key not in trained or (on_default and len(program.trace) > start):
                     trained[key] = [th for th in program.trace[start:] if th.hit.owner == REPLAYED]
                 continue
-            key = (step[0], step[1], step[5])
+            key = (step[0], step[1], step[5], step[7])
             walked_off_default_only = visited.get(key) is False and step[6] is None  # it is walked again now
             if trained.get(key) and step[4] and replays < MAX_REPLAYS and not walked_off_default_only:
                 replays += 1  # walked before: its training calls run again here

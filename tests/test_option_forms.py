@@ -56,3 +56,9 @@ def test_parameters_are_decided_by_what_the_caller_passes() -> None:
     assert form_truth(chosen, {}) is None
     assert make_form(cst.parse_expression('"encoder"'), lambda node: (False, None), lambda node: None) == \
         ["lit", "encoder"]
+
+
+def test_tuples_and_parenthesised_values_make_no_error() -> None:
+    """`f(())`, `if ():`: an empty tuple keeps its parentheses (libcst refuses one without)."""
+    assert form("()") is None
+    assert form('(opt.model) == ("resnet")') == ["cmp", "==", ["opt", "model"], ["lit", "resnet"]]

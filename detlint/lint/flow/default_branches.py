@@ -29,7 +29,7 @@ OPS = {cst.Is: "is", cst.IsNot: "is not", cst.Equal: "==", cst.NotEqual: "!=", c
 
 def default_truth(test: cst.BaseExpression, option_default: OptionDefault) -> Optional[bool]:
     """Is ``test`` true, false or unknown (None) when every option has its default?"""
-    node = test.with_changes(lpar=[], rpar=[]) if hasattr(test, "lpar") else test
+    node = _bare(test)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         inner = default_truth(node.expression, option_default)
         return None if inner is None else not inner
@@ -68,6 +68,12 @@ def default_truth(test: cst.BaseExpression, option_default: OptionDefault) -> Op
 _UNKNOWN = object()
 
 
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression without its parentheses (a tuple keeps them: ``()`` needs its own)."""
+    return node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) and not isinstance(node, cst.Tuple) \
+        else node
+
+
 def _literal(node: cst.BaseExpression) -> Any:
     if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[node.value]
@@ -89,7 +95,7 @@ def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_re
     """``test`` as a form whose options (and parameters, with ``param_of`` saying the function
     whose parameter a name is) are left open, or None when part of it is neither an option, a
     parameter, a known value nor a literal (it cannot be decided anywhere)."""
-    node = test.with_changes(lpar=[], rpar=[]) if hasattr(test, "lpar") else test
+    node = _bare(test)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         inner = test_form(node.expression, option_default, option_read, param_of)
         return None if inner is None else ["not", inner]

@@ -32,7 +32,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
                                      "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
-                                     "unless-one-index", "receiver-named"} | PROVENANCE_KEYS
+                                     "unless-one-index", "receiver-named", "outside-try"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to"}
@@ -109,6 +109,9 @@ class Matcher:
     receiver_from: tuple[str, ...] = ()
     # ...and not on objects these modules made (``accelerator.gather`` is a collective, not an index gather)
     receiver_not_from: tuple[str, ...] = ()
+    # matched only outside a ``try:`` body (a TPU set up in a try block whose except goes on
+    # without one is no promise the program runs there)
+    outside_try: bool = False
     # a method matched only when an argument is the result of one of these methods, made there or
     # earlier in a variable (a TF1 session running a train op: ``sess.run([train_op, loss])``
     # where ``train_op = opt.minimize(loss)``)
@@ -448,6 +451,7 @@ class _Reader:
             order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),
             receiver_not_from=self.modules(spec.get("receiver-not-from"), f"{where}.receiver-not-from", kind),
+            outside_try=bool(spec.get("outside-try", False)),
             fetches=self.fetched(spec.get("fetches"), f"{where}.fetches", kind),
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),

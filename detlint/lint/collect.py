@@ -146,6 +146,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # address f-strings being walked (f"tcp://localhost:{port}"): a draw there picks a port
         self.formatted = 0
         self.seed_values = 0  # inside `seed = random.randint(...)`: a seed source, not a draw for training
+        self.try_bodies = 0  # depth of `try:` bodies being walked (matchers marked outside-try)
         # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
         # calls being walked; names of the function being walked last bound to a gradient stop,
         # and whether each of its returns so far gave only such values
@@ -419,6 +420,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if owner in NOT_EVIDENCE:
             return  # consulted by runs_its_arguments, held_functions and is_display, not evidence
         matcher = self.kb.matcher(owner, index)
+        if matcher.outside_try and self.try_bodies:
+            return  # `try: setup_tpu() except ...: pass`: no promise the program runs there
         # outside the methods it is about (a dataset's __getitem__): kept only if one of them
         # calls the function it is in (a helper __getitem__ calls: it runs in the workers too)
         aside = bool(matcher.in_methods) and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods
@@ -925,6 +928,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if any(row[2] is not None or row[0] == "*" for row in rows):
             self.facts.call_args[f"{line}:{col}"] = rows
 
+    def note_config_files(self, node: cst.Call) -> None:
+        """A .yaml/.yml name a call is given (a literal, or an option's default): a
+        configuration the program loads (programs/config_files.py)."""
+        for arg in node.args:
+            value = self.value(arg.value)
+            if isinstance(value, str) and value.endswith((".yaml", ".yml")) and len(value) < 300 \
+                    and "\n" not in value and value not in self.facts.config_files:
+                self.facts.config_files.append(value)
+
     def _after_exit(self, node: cst.If) -> Optional[tuple[int, int, int, int]]:
         """What follows ``if test: ... return`` in its block: it runs only when the test is false."""
         suite = self.suites[-1][0] if self.suites else ()
@@ -1039,6 +1051,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return False
         name = dotted(node.func) or ""
         return not name.rsplit(".", 1)[-1][:1].isupper()
+
+    def visit_Try_body(self, node: cst.Try) -> None:
+        self.try_bodies += 1
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        self.try_bodies -= 1
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # args.manualSeed = random.randint(1, 10000): the seeds it feeds are reported (DET611,
@@ -1605,6 +1623,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                                              untaped))
         if made or (name and not self.external(qual, name)):
             self.note_call_args(node, line, col)
+        self.note_config_files(node)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):

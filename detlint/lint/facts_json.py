@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 24
+FORMAT = 25
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -46,7 +46,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "off_default_spans": [list(span) for span in facts.off_default_spans],
         "options": facts.options, "options_set": facts.options_set, "params": facts.params,
-        "call_args": facts.call_args,
+        "call_args": facts.call_args, "config_files": facts.config_files,
         "option_tests": [[form, list(body), list(orelse) if orelse else None, list(after) if after else None]
                          for form, body, orelse, after in facts.option_tests],
         "stage_params": facts.stage_params, "param_handed": facts.param_handed, "handed": facts.handed,
@@ -106,6 +106,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         options_set=[_str(v) for v in _list(doc.get("options_set"))],
         params={_str(k): [_param_row(row) for row in _list(rows)] for k, rows in _dict(doc.get("params")).items()},
         call_args={_str(k): [_arg_row(row) for row in _list(rows)] for k, rows in _dict(doc.get("call_args")).items()},
+        config_files=[_str(v) for v in _list(doc.get("config_files"))],
         option_tests=[[_form(form), _span(body), _span(orelse) if orelse is not None else None,
                        _span(after) if after is not None else None]
                       for form, body, orelse, after in (_list(row, 4) for row in _list(doc.get("option_tests")))],

@@ -175,6 +175,9 @@ class FileFacts:
     # by what the caller passes
     params: dict[str, list[list[Any]]] = field(default_factory=dict)
     call_args: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # .yaml/.yml names given to calls or as options' defaults: configurations the program loads
+    # (programs/config_files.py reads their values as option defaults)
+    config_files: list[str] = field(default_factory=list)
     # functions run as tf.data stages through project helpers (flow/handed_functions.py):
     # function -> [parameter, position] that reach a stage; [function, parameter, its position,
     # callee, keyword, position] handed on; [callee, keyword, position, function or "", span] handed over

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Optional, Union
 
 from detlint.lint.flow.option_forms import form_params, form_truth, form_value
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
+from detlint.lint.programs import config_files
 from detlint.lint.programs.outline import Outline
 
 FactsGetter = Callable[[Path], Optional[FileFacts]]
@@ -467,6 +468,7 @@ class ProgramBuilder:
         reached: dict[int, OffDefault] = {}  # id(hit) -> None once the default path reached it
         touched: list[Path] = []
         tested: dict[tuple[int, Optional[str]], set[str]] = {}
+        configs_read: set[Path] = set()
         options: dict[str, Any] = {}  # command-line options of the modules touched, at their defaults
         unsettled: set[str] = set()
 
@@ -494,6 +496,11 @@ class ProgramBuilder:
                 facts = self.facts_of(path)
                 if facts is not None and not facts.error:
                     learn_options(facts)
+                    for name in facts.config_files:
+                        found = config_files.find(name, [path.parent, program.entry.parent], self.resolver.roots)
+                        if found is not None and found not in configs_read:
+                            configs_read.add(found)
+                            learn_options(FileFacts(path=str(found), options=config_files.leaves(found)))
             facts = self.facts_of(path)
             return None if facts is None or facts.error else facts
 

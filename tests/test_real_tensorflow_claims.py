@@ -25,7 +25,12 @@ KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "keras_tuner", "kerastuner", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras",
                       "fire", "typer", "matplotlib", "albumentations", "hydra",
                       "optuna",  # optuna's names are checked on its wheels (benchmarks/verify_kb.py)
-                      "gym", "gymnasium", "tflearn")
+                      "gym", "gymnasium", "tflearn", "configargparse")
+# names of other frameworks in TF's groups that the versions installed here no longer have
+GONE_HERE = {
+    # jax/tools/colab_tpu.py is in the jax 0.2.25-0.7 wheels (a stub that raises from 0.4), not 0.10
+    "jax.tools.colab_tpu.setup_tpu",
+}
 
 
 def run_tf(code: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -353,7 +358,7 @@ def test_every_api_name_exists_in_the_installed_tensorflow() -> None:
     names = kb_api_names(kb_module.load(), "tensorflow", TF_VERSION)
     checked, missing = 0, []
     for owner, name in names:
-        if name.split(".")[0] in NOT_INSTALLED_HERE:
+        if name.split(".")[0] in NOT_INSTALLED_HERE or name in GONE_HERE:
             continue
         try:
             resolve_api(name)

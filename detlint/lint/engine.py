@@ -565,6 +565,10 @@ class Linter:
                 diags += [d for d in self._site_diagnostics(path, facts, display, program)
                           if (d.code, d.line, d.col) not in seen]
             diags += [] if program_only else cell_errors + self._legacy_syntax(facts, display)
+            if facts.legacy is not None:  # read with stand-in names: no fix is written into it
+                for diag in diags:
+                    diag.fix_spec, diag.edits = None, []
+                    diag.fix_safety = "display" if diag.fix_safety else None
         except Exception as exc:  # a crash in one rule must be visible, not silent
             diag = Diagnostic(code="DET000", name="internal-error",
                               message=f"internal error while checking {display}: {type(exc).__name__}: {exc}",

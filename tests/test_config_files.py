@@ -36,3 +36,12 @@ def test_found_only_inside_the_project(tmp_path: Path) -> None:
     assert config_files.find("config/a.yaml", [root / "tool"], [root]) == (root / "config" / "a.yaml").resolve()
     assert config_files.find("../outside.yaml", [root], [root]) is None
     assert config_files.find("missing.yaml", [root], [root]) is None
+
+
+def test_aliases_are_read_once(tmp_path: Path) -> None:
+    """A few KB of aliases nine deep stand for 30**9 mappings: each is walked once."""
+    lines = ["l0: &l0 {manual_seed: 3, arch: psp}"]
+    lines += [f"l{i}: &l{i} {{" + ", ".join(f"k{j}: *l{i - 1}" for j in range(30)) + "}" for i in range(1, 10)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert config_files.leaves(path) == {"manual_seed": 3, "arch": "psp"}

@@ -62,3 +62,28 @@ def test_tuples_and_parenthesised_values_make_no_error() -> None:
     """`f(())`, `if ():`: an empty tuple keeps its parentheses (libcst refuses one without)."""
     assert form("()") is None
     assert form('(opt.model) == ("resnet")') == ["cmp", "==", ["opt", "model"], ["lit", "resnet"]]
+
+
+def test_cached_forms_are_checked_shape_by_shape() -> None:
+    """A cache entry's forms are rebuilt only from the shapes detlint writes; anything else is
+    a ValueError (the entry is then re-made), never a TypeError further on."""
+    import pytest
+
+    from detlint.lint import facts_json
+
+    good = ["and", ["cmp", "==", ["opt", "arch"], ["lit", "psp"]], ["not", ["param", "deep", "build"]]]
+    assert facts_json._form(good) == good
+    for bad in ([[1]], [{}], ["cmp", "==", ["opt", "a"], ["opt", "b"]], ["cmp", "~", ["opt", "a"], ["lit", 1]],
+                ["lit", [1, 2]], ["opt"], ["nope", 1], ["not"] + [["not"]] * 0):
+        with pytest.raises(ValueError):
+            facts_json._form(bad)
+    deep: list = ["opt", "x"]
+    for _ in range(40):
+        deep = ["not", deep]
+    with pytest.raises(ValueError):
+        facts_json._form(deep)
+
+
+def test_long_chains_make_no_form_too_deep_to_keep() -> None:
+    source = " or ".join(f'opt.model == "m{i}"' for i in range(40))
+    assert form(source) is None

@@ -50,6 +50,10 @@ KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": 
 Node = Union[cst.CSTNode]
 BUILTIN_NAMES = frozenset(dir(builtins))
 RUNNERS, DISPLAYS = "group:function-runners", "group:display-calls"
+# names a program's parsed options or loaded configuration is usually held in: a test of one of
+# their attributes that this file does not define is decided by the program (FileFacts.option_tests)
+OPTION_HOLDERS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "conf", "hparams", "hps", "FLAGS",
+                            "flags", "params", "hp", "argv_args"})
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 CONFIG_BUILDERS = "group:config-instantiators"
@@ -147,6 +151,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.formatted = 0
         self.seed_values = 0  # inside `seed = random.randint(...)`: a seed source, not a draw for training
         self.try_bodies = 0  # depth of `try:` bodies being walked (matchers marked outside-try)
+        self.loop_bound: set[str] = set()  # names the function being walked binds other than by `=`
         # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
         # calls being walked; names of the function being walked last bound to a gradient stop,
         # and whether each of its returns so far gave only such values
@@ -290,7 +295,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         qual = self.qualify(base)
         plain = "." not in base and base not in self.instances and base not in ("self", "cls")
         # opt = Options().parse(): an object of the project's own (what its parser returns)
-        made_here = "." not in base and base in self.instances and not self.is_framework_name(self.instances[base])
+        made_here = base in OPTION_HOLDERS and base in self.instances and not self.is_framework_name(self.instances[base]) \
+            and self.result_of.get(base, "").startswith("parse")
         if (qual is None and plain) or made_here or (qual or base).endswith("FLAGS"):
             return node.attr.value
         return None
@@ -322,9 +328,27 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         else:
             default = implied.get(action) if action in implied else None
         how = shown if action in implied else spec["set"].replace("{name}", key).replace("{option}", shown)
+        # a positional argument (without nargs "?" or "*") and a required option are always given:
+        # their default says nothing of a run
+        positional = isinstance(self.value(first) if first is not None else None, str) and \
+            not str(self.value(first)).startswith("-") and spec["name"][0] == "dest"
+        nargs = argument(node, "nargs", None)
+        required = argument(node, "required", None)
+        if (positional and (nargs is None or self.value(nargs) not in ("?", "*"))) or \
+                (required is not None and self.value(required) is True):
+            return
         self.options[key] = (default, shown, how)
         if default is None or isinstance(default, (bool, int, float, str)):
             self.facts.options[key] = default  # read by the programs whose other modules test it
+
+    def set_defaults(self, qual: Optional[str], node: cst.Call) -> None:
+        """``parser.set_defaults(model="x")``: those options no longer have their declared defaults."""
+        if not qual or not qual.endswith(".set_defaults") or not self._defines_options(qual[:-13] + ".add_argument"):
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in self.reassigned_options:
+                self.reassigned_options.add(arg.keyword.value)
+                self.facts.options_set.append(arg.keyword.value)
 
     def argument_note(self, node: cst.BaseExpression, cond: Condition, value: Any, holds: bool) -> Optional[str]:
         """What a rule's message says about an argument read from the command line or a variable."""
@@ -641,6 +665,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
             self.top_function = node
+            self.loop_bound = _stored_otherwise(node)
             self.nested_defs = {}
             self.stopped_names, self.returns, self.top_depth = set(), [], self.depth + 1
             self.top_no_grad = self.no_grad
@@ -874,19 +899,29 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if isinstance(node.orelse, cst.If) and start is not None:
                 self.chain_starts[id(node.orelse)] = start
             self.chain_bindings = start or {}
-            form = test_form(node.test, self.option_default, self.option_read, self.tested_param)
+            form = test_form(node.test, self.option_default, self.options_elsewhere, self.tested_param)
             self.chain_bindings = {}
             if form is not None and (form_options(form) - set(self.options) or form_params(form)):
                 orelse = self.pos(node.orelse) if node.orelse is not None else None
                 self.facts.option_tests.append([form, self.pos(node.body), orelse, self._after_exit(node)])
 
     # ---- what a call passes to a project function's parameters (decided per program) ----------
+    def options_elsewhere(self, node: cst.BaseExpression) -> Optional[str]:
+        """An option read as a program decides it: one this file defines, or a read through a
+        name that holds the parsed options or a configuration (``args.arch``, ``opt.netG``,
+        ``cfg.manual_seed``), not any object's attribute (``spec.type`` in a loop)."""
+        key = self.option_read(node)
+        if key is None or key in self.options:
+            return key
+        base = dotted(node.value) if isinstance(node, cst.Attribute) else None
+        return key if base in OPTION_HOLDERS else None
+
     def tested_param(self, node: cst.BaseExpression) -> Optional[str]:
         """The function being walked, when ``node`` names one of its parameters that nothing in
         it has rebound (``if padding_type == "reflect":``); its value is the caller's argument."""
         if not isinstance(node, cst.Name) or self.current_scope is None or self.top_function is None:
             return None
-        if self.parameter_position(node.value) is None:
+        if self.parameter_position(node.value) is None or node.value in self.loop_bound:
             return None
         # `if netG == "global": netG = Global() elif netG == "local": ...`: the elif's test reads
         # the parameter as given (only an earlier branch of the same chain rebound it)
@@ -919,14 +954,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         for arg in node.args:
             if arg.star:
                 rows.append(["*", -1, None])
+                position = -1  # f(*first, "x"): where the rest lands is not known
                 continue
             keyword = arg.keyword.value if arg.keyword is not None else ""
-            form = test_form(arg.value, self.option_default, self.option_read, self.tested_param)
-            rows.append([keyword, -1 if keyword else position, form if form and form[0] in ("lit", "opt", "param")
-                         else None])
-            position += 0 if keyword else 1
-        if any(row[2] is not None or row[0] == "*" for row in rows):
-            self.facts.call_args[f"{line}:{col}"] = rows
+            form = test_form(arg.value, self.option_default, self.options_elsewhere, self.tested_param)
+            rows.append([keyword, -1 if keyword or position < 0 else position,
+                         form if form and form[0] in ("lit", "opt", "param") else None])
+            position += 0 if keyword or position < 0 else 1
+        # every call is kept, an unread argument too: a call without an entry decides nothing
+        self.facts.call_args[f"{line}:{col}"] = rows
 
     def note_config_files(self, node: cst.Call) -> None:
         """A .yaml/.yml name a call is given (a literal, or an option's default): a
@@ -1583,11 +1619,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.match_names("call", qual, node, call=node, written=name, given=self.with_partial_args(node, name))
             self.note_input_stage(node, first)
             self.define_option(qual, node)
+            self.set_defaults(qual, node)
         elif qual is None and name and name.startswith("self.") and name.count(".") == 2 and self.current_scope:
             attr, method = name.split(".")[1:]
             kind = self.option_parsers.get((self.current_scope.split(".")[0], attr))
             if kind:
                 self.define_option(f"{kind}.{method}", node)
+                self.set_defaults(f"{kind}.{method}", node)
         if name in self.library_bases:  # a subclass made: what making its library base does
             self.match_names("call", self.library_bases[name], node, call=node, written=name)
         if isinstance(node.func, cst.Attribute):
@@ -2046,10 +2084,44 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield from _names_and_attributes(child)
 
 
+def _stored_otherwise(function: cst.FunctionDef) -> set[str]:
+    """Names a function binds other than by a plain assignment (a loop or ``with`` target, a
+    comprehension, ``+=``, ``:=``, ``except ... as``): their value at a test is not the one given."""
+    class Stores(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.names: set[str] = set()
+
+        def visit_For(self, node: cst.For) -> None:
+            self.names.update(bound_names(node.target))
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            self.names.update(bound_names(node.target))
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                self.names.update(bound_names(node.asname.name))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.names.update(bound_names(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self.names.update(bound_names(node.target))
+
+        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+            if node.name is not None:
+                self.names.update(bound_names(node.name.name))
+
+    stores = Stores()
+    function.body.visit(stores)
+    return stores.names
+
+
 def _names_a_seed(targets: Sequence[cst.AssignTarget]) -> bool:
-    """``seed = ...``, ``args.manualSeed = ...``: the value is a seed."""
-    return len(targets) == 1 and isinstance(targets[0].target, (cst.Name, cst.Attribute)) \
-        and "seed" in (dotted(targets[0].target) or "").rsplit(".", 1)[-1].lower()
+    """``seed = ...``, ``args.manualSeed = ...``, ``random_seed = ...``: the value is a seed
+    (not ``seed_idx``, a draw of indices)."""
+    name = (dotted(targets[0].target) or "").rsplit(".", 1)[-1].lower() if len(targets) == 1 \
+        and isinstance(targets[0].target, (cst.Name, cst.Attribute)) else ""
+    return name.endswith("seed")
 
 
 def _names_an_address(node: cst.FormattedString) -> bool:

@@ -119,7 +119,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         error=_opt_str(doc.get("error")),
         error_line=_line(doc.get("error_line")),
         error_col=_col(doc.get("error_col")),
-        legacy=_opt_str(doc.get("legacy")),
+        legacy=_legacy(doc.get("legacy")),
         legacy_line=_line(doc.get("legacy_line")),
         legacy_col=_col(doc.get("legacy_col")),
     )
@@ -257,7 +257,8 @@ def _plain(value: Any) -> bool:
 def _form(row: Any, depth: int = 0) -> list[Any]:
     """A test as data (flow/default_branches.py), checked shape by shape."""
     row = _list(row)
-    if depth > MAX_FORM_DEPTH or not row or row[0] not in FORM_KINDS or len(row) != FORM_KINDS[row[0]] + 1:
+    if depth > MAX_FORM_DEPTH or not row or not isinstance(row[0], str) or row[0] not in FORM_KINDS \
+            or len(row) != FORM_KINDS[row[0]] + 1:
         raise ValueError("not a test form")
     kind = row[0]
     if kind == "opt":
@@ -271,7 +272,10 @@ def _form(row: Any, depth: int = 0) -> list[Any]:
     if kind == "cmp":
         if row[1] not in ("is", "is not", "==", "!=", "<", "<=", ">", ">="):
             raise ValueError("not a comparison")
-        return [kind, row[1], _form(row[2], depth + 1), _form(row[3], depth + 1)]
+        right = _form(row[3], depth + 1)
+        if right[0] != "lit":
+            raise ValueError("a comparison with something other than a literal")
+        return [kind, row[1], _form(row[2], depth + 1), right]
     return [kind] + [_form(part, depth + 1) for part in row[1:]]
 
 
@@ -283,3 +287,9 @@ def _param_row(row: Any) -> list[Any]:
 def _arg_row(row: Any) -> list[Any]:
     keyword, position, form = _list(row, 3)
     return [_str(keyword), _int(position, -1), _form(form) if form is not None else None]
+
+
+def _legacy(value: Any) -> Optional[str]:
+    if value is not None and value not in ("async", "await"):
+        raise ValueError("not a name Python 3.7 reserved")
+    return value

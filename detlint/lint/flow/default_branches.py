@@ -90,24 +90,29 @@ def _literal(node: cst.BaseExpression) -> Any:
     return _UNKNOWN
 
 
+MAX_FORM_DEPTH = 24  # a cache entry keeps forms this deep (facts_json.MAX_FORM_DEPTH is 32)
+
+
 def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_read: OptionRead,
-              param_of: OptionRead = lambda node: None) -> Optional[Form]:
+              param_of: OptionRead = lambda node: None, depth: int = 0) -> Optional[Form]:
     """``test`` as a form whose options (and parameters, with ``param_of`` saying the function
     whose parameter a name is) are left open, or None when part of it is neither an option, a
     parameter, a known value nor a literal (it cannot be decided anywhere)."""
     node = _bare(test)
+    if depth > MAX_FORM_DEPTH:
+        return None  # `a or b or ... or z`, forty deep: undecided
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        inner = test_form(node.expression, option_default, option_read, param_of)
+        inner = test_form(node.expression, option_default, option_read, param_of, depth + 1)
         return None if inner is None else ["not", inner]
     if isinstance(node, cst.BooleanOperation):
-        left = test_form(node.left, option_default, option_read, param_of)
-        right = test_form(node.right, option_default, option_read, param_of)
+        left = test_form(node.left, option_default, option_read, param_of, depth + 1)
+        right = test_form(node.right, option_default, option_read, param_of, depth + 1)
         if left is None or right is None:
             return None
         return ["and" if isinstance(node.operator, cst.And) else "or", left, right]
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         op = OPS.get(type(node.comparisons[0].operator))
-        left = test_form(node.left, option_default, option_read, param_of)
+        left = test_form(node.left, option_default, option_read, param_of, depth + 1)
         literal = _literal(node.comparisons[0].comparator)
         if op is None or left is None or literal is _UNKNOWN or not plain_value(literal):
             return None

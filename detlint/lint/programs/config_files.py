@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 MAX_BYTES = 1 << 20  # a configuration, not a dataset
 MAX_DEPTH = 8
+MAX_LEAVES = 5000  # a document whose aliases repeat a mapping many times over is read this far
 
 
 def find(name: str, folders: Iterable[Path], roots: Iterable[Path]) -> Optional[Path]:
@@ -43,20 +44,24 @@ def leaves(path: Path) -> dict[str, Any]:
         return {}
     found: dict[str, Any] = {}
     clashing: set[str] = set()
-    for key, value in _walk(data, 0):
+    for count, (key, value) in enumerate(_walk(data, 0, set())):
+        if count >= MAX_LEAVES:
+            break
         if key in found and found[key] != value:
             clashing.add(key)
         found.setdefault(key, value)
     return {k: v for k, v in found.items() if k not in clashing}
 
 
-def _walk(data: Any, depth: int) -> Iterator[tuple[str, Any]]:
-    if not isinstance(data, dict) or depth > MAX_DEPTH:
+def _walk(data: Any, depth: int, seen: set[int]) -> Iterator[tuple[str, Any]]:
+    """Each mapping once: YAML aliases make one object appear many times (a billion-laughs file)."""
+    if not isinstance(data, dict) or depth > MAX_DEPTH or id(data) in seen:
         return
+    seen.add(id(data))
     for key, value in data.items():
         if not isinstance(key, str):
             continue
         if isinstance(value, dict):
-            yield from _walk(value, depth + 1)
+            yield from _walk(value, depth + 1, seen)
         elif value is None or isinstance(value, (bool, int, float, str)):
             yield key, value

@@ -29,6 +29,7 @@ TABLE_ITEM = "[]"
 
 MAX_IMPORT_DEPTH = 3
 MAX_MODULES = 64
+MAX_BINDINGS = 8  # distinct argument values a function is walked with; beyond, nothing is decided
 MAX_OUTLINES = 1024
 MAX_REEXPORTS = 8  # `from .a import f` chains followed to the function (a cycle ends here)
 MAX_CANDIDATES = 64  # callables of a module one `getattr(module, name)(...)` may run
@@ -197,6 +198,7 @@ class ProgramBuilder:
         self.config_targets: Callable[[], list[str]] = lambda: []
         # the project files that may define a class of this name (by their text)
         self.files_naming: Callable[[str], list[Path]] = lambda name: []
+        self._config_leaves: dict[tuple[Path, int, int], dict[str, Any]] = {}  # read once per run
         self._spelled: dict[tuple[str, Path], Optional[tuple[tuple[Path, str], tuple[Path, str]]]] = {}
         self._registered: dict[tuple[str, Path], list[tuple[Path, str]]] = {}
 
@@ -457,6 +459,17 @@ class ProgramBuilder:
         return program
 
     # ---- the trace -----------------------------------------------------------------------------
+    def config_leaves(self, path: Path) -> dict[str, Any]:
+        """A configuration's values (programs/config_files.py), read once per run."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return {}
+        key = (path, stat.st_mtime_ns, stat.st_size)
+        if key not in self._config_leaves:
+            self._config_leaves[key] = config_files.leaves(path)
+        return self._config_leaves[key]
+
     def _trace(self, program: Program, local_only: bool) -> None:
         """Walk the entry's module level in order, stepping into called project functions and,
         at the line that imports them, into project modules' module level (their own main
@@ -469,6 +482,7 @@ class ProgramBuilder:
         touched: list[Path] = []
         tested: dict[tuple[int, Optional[str]], set[str]] = {}
         configs_read: set[Path] = set()
+        binding_walks: dict[tuple[int, Optional[str]], set[Bindings]] = {}
         options: dict[str, Any] = {}  # command-line options of the modules touched, at their defaults
         unsettled: set[str] = set()
 
@@ -500,7 +514,7 @@ class ProgramBuilder:
                         found = config_files.find(name, [path.parent, program.entry.parent], self.resolver.roots)
                         if found is not None and found not in configs_read:
                             configs_read.add(found)
-                            learn_options(FileFacts(path=str(found), options=config_files.leaves(found)))
+                            learn_options(FileFacts(path=str(found), options=self.config_leaves(found)))
             facts = self.facts_of(path)
             return None if facts is None or facts.error else facts
 
@@ -523,7 +537,10 @@ class ProgramBuilder:
             if not wanted:
                 return ()
             signature = callee.params.get(scope) or callee.params.get(f"{scope}.__init__") or []
-            args = facts.call_args.get(f"{site.line}:{site.col}", [])
+            args = facts.call_args.get(f"{site.line}:{site.col}")
+            if args is None:
+                return ()  # a call whose arguments were not kept (a chained call): nothing is known
+            walks = binding_walks.setdefault((id(callee), scope), set())
             starred = any(keyword == "*" for keyword, _, _ in args)
             known = {k: v for k, v in options.items() if k not in unsettled}
             mine = {(site.scope, name): value for name, value in bindings}
@@ -542,7 +559,11 @@ class ProgramBuilder:
                     (form_value(default, known) if default is not None else (False, None))
                 if found:
                     out.append((name, value))
-            return tuple(sorted(out, key=lambda item: item[0]))
+            bound = tuple(sorted(out, key=lambda item: item[0]))
+            if bound not in walks and len(walks) >= MAX_BINDINGS:
+                return ()  # called with many different values: walked once more, deciding nothing
+            walks.add(bound)
+            return bound
 
         def learn_options(facts: FileFacts) -> None:
             """The program's command-line options so far: a default two modules disagree on, or

@@ -151,7 +151,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.formatted = 0
         self.seed_values = 0  # inside `seed = random.randint(...)`: a seed source, not a draw for training
         self.try_bodies = 0  # depth of `try:` bodies being walked (matchers marked outside-try)
-        self.loop_bound: set[str] = set()  # names the function being walked binds other than by `=`
+        # names the function being walked binds other than by `=` (a loop target...): None until asked
+        self.loop_bound: Optional[set[str]] = None
         # where no gradient is taken (see training_branches.py): inference branches and gradient-stop
         # calls being walked; names of the function being walked last bound to a gradient stop,
         # and whether each of its returns so far gave only such values
@@ -665,7 +666,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
             self.top_function = node
-            self.loop_bound = _stored_otherwise(node)
+            self.loop_bound = None  # read when a test of a parameter asks (tested_param)
             self.nested_defs = {}
             self.stopped_names, self.returns, self.top_depth = set(), [], self.depth + 1
             self.top_no_grad = self.no_grad
@@ -921,7 +922,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         it has rebound (``if padding_type == "reflect":``); its value is the caller's argument."""
         if not isinstance(node, cst.Name) or self.current_scope is None or self.top_function is None:
             return None
-        if self.parameter_position(node.value) is None or node.value in self.loop_bound:
+        if self.parameter_position(node.value) is None:
+            return None
+        if self.loop_bound is None:  # one walk of the function, only where a parameter is tested
+            self.loop_bound = _stored(self.top_function.body, assignments=False, others=True)
+        if node.value in self.loop_bound:
             return None
         # `if netG == "global": netG = Global() elif netG == "local": ...`: the elif's test reads
         # the parameter as given (only an earlier branch of the same chain rebound it)
@@ -2025,21 +2030,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         """A name the loop body binds may differ from its value before the loop from the second
         iteration on (``kept = None`` ... ``if kept is not None:`` ... ``kept = model(x)``): it
         is no constant inside the loop."""
-        class Bound(cst.CSTVisitor):
-            def __init__(self) -> None:
-                super().__init__()
-                self.names: set[str] = set()
-
-            def visit_Assign(self, assign: cst.Assign) -> None:
-                for target in assign.targets:
-                    self.names.update(bound_names(target.target))
-
-            def visit_AugAssign(self, assign: cst.AugAssign) -> None:
-                self.names.update(bound_names(assign.target))
-
-        found = Bound()
-        body.visit(found)
-        for name in found.names:
+        for name in _stored(body, assignments=True, others=False):
             self.local_constants.pop((self.current_scope, name), None)
             if self.depth == 0:
                 self.constants.pop(name, None)
@@ -2084,35 +2075,46 @@ def _names_and_attributes(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield from _names_and_attributes(child)
 
 
-def _stored_otherwise(function: cst.FunctionDef) -> set[str]:
-    """Names a function binds other than by a plain assignment (a loop or ``with`` target, a
-    comprehension, ``+=``, ``:=``, ``except ... as``): their value at a test is not the one given."""
-    class Stores(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.names: set[str] = set()
+class _Stores(cst.CSTVisitor):
+    """The names a block binds: by ``+=`` always; by plain assignment, and by the other binding
+    forms (a loop or ``with`` target, a comprehension, ``:=``, ``except ... as``), as asked."""
 
-        def visit_For(self, node: cst.For) -> None:
-            self.names.update(bound_names(node.target))
+    def __init__(self, assignments: bool, others: bool) -> None:
+        super().__init__()
+        self.assignments, self.others = assignments, others
+        self.names: set[str] = set()
 
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            self.names.update(bound_names(node.target))
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.assignments:
+            for target in node.targets:
+                self.names.update(bound_names(target.target))
 
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            if node.asname is not None:
-                self.names.update(bound_names(node.asname.name))
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.names.update(bound_names(node.target))
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self.names.update(bound_names(node.target))
+    def _other(self, target: Optional[cst.CSTNode]) -> None:
+        if self.others and target is not None:
+            self.names.update(bound_names(target))
 
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            self.names.update(bound_names(node.target))
+    def visit_For(self, node: cst.For) -> None:
+        self._other(node.target)
 
-        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-            if node.name is not None:
-                self.names.update(bound_names(node.name.name))
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._other(node.target)
 
-    stores = Stores()
-    function.body.visit(stores)
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        self._other(node.asname.name if node.asname is not None else None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._other(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._other(node.name.name if node.name is not None else None)
+
+
+def _stored(block: cst.CSTNode, assignments: bool, others: bool) -> set[str]:
+    stores = _Stores(assignments, others)
+    block.visit(stores)
     return stores.names
 
 

@@ -524,9 +524,8 @@ class Linter:
         if facts.legacy is None:
             return []
         rule = self.kb.rules.get("DET001")
-        hint = " (.cuda(async=True) is .cuda(non_blocking=True) from PyTorch 0.4)" if facts.legacy == "async" else ""
         message = (f"file cannot run on Python 3.7 or later: `{facts.legacy}` is a reserved word there; rename "
-                   f"it{hint}. The rest of the file was checked as Python 3.6 reads it")
+                   f"it (see `detlint rule DET001`). The rest of the file was checked as Python 3.6 reads it")
         return [Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
                            path=display, line=facts.legacy_line, col=facts.legacy_col, end_line=facts.legacy_line,
                            end_col=facts.legacy_col + len(facts.legacy))]

@@ -19,6 +19,6 @@ def _drop_working_folder() -> None:
 
 _drop_working_folder()
 
-from detlint.cli import main  # noqa: E402  (after the working folder left sys.path)
+from detlint.entry import main  # noqa: E402  (after the working folder left sys.path)
 
 sys.exit(main())

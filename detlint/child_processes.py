@@ -264,8 +264,10 @@ def in_background(work: Callable[[], T]) -> Callable[[], T]:
         try:
             die_with_parent(parent)
             os.close(read_end)
+            from detlint.run_inputs import with_notes  # what the child reads is the run's input too
+
             with os.fdopen(write_end, "wb") as out:
-                out.write(pickle.dumps(work()))
+                out.write(pickle.dumps(with_notes(work)))
             code = 0
         finally:
             os._exit(code)
@@ -283,7 +285,14 @@ def in_background(work: Callable[[], T]) -> Callable[[], T]:
             with signals_held():
                 untrack(pid)
                 _, status = os.waitpid(pid, 0)
-            answer.append(pickle.loads(data) if data and status == 0 else work())
+            if data and status == 0:
+                from detlint.run_inputs import merge_notes
+
+                value, notes = pickle.loads(data)
+                merge_notes(notes)
+                answer.append(value)
+            else:
+                answer.append(work())
         return answer[0]
 
     return result

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
+from detlint import replay
 from detlint._version import __version__
 from detlint.child_processes import Terminated, ended_by_signals
 from detlint.knowledge.frameworks import FRAMEWORKS
@@ -283,10 +284,14 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
         jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
         progress = None if fixing else Progress.create(len(files), sys.stderr, enabled=not (args.no_progress or args.quiet or args.silent))
 
+        if not (fixing or args.output_file or args.no_cache):
+            replay.allow(checked=files)  # the same check, nothing changed, may print this report again
+
         def cache_for(sub: Linter) -> Optional[FactsCache]:
             if args.no_cache:
                 return None
             directory = cache_folder(sub.settings.cache_dir, sub.settings.project_root, args.cache_dir)
+            replay.cache_in(directory)
             return FactsCache(directory, linter.kb.digest) if directory is not None else None
 
         explicit = {p.absolute() for p in paths if not p.is_dir()}
@@ -339,6 +344,8 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             out.write(f"{fixed_count} fixed.\n")
             return 0
 
+    if any(d.code == "DET001" and d.message.startswith(replay.TRANSIENT) for d in diags):
+        replay.refuse("a file was not checked this time")
     if settings.output_format in ("json", "sarif") and not stdin_mode and not args.statistics:
         from detlint.fix.autofix import attach_edits
 

@@ -16,6 +16,7 @@ from typing import Any, Optional
 from detlint.knowledge.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, before_import
 from detlint.knowledge.versions import Version, VersionRange
 from detlint.lint.files.sources import read_regular
+from detlint.user_cache import user_cache
 
 SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
 MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare", "shape")  # shape: lint/flow/manual_updates.py
@@ -836,12 +837,6 @@ def _relative(directory: Path, path: Path) -> str:
 def load(directory: Optional[Path] = None) -> KnowledgeBase:
     directory = directory or rules_dir()
     return _load_cached(str(directory))
-
-
-def user_cache() -> Optional[Path]:
-    """detlint's folder in the user's cache (the knowledge base's parsed copy, commit dates)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "detlint" if base else None
 
 
 @lru_cache(maxsize=4)

@@ -304,6 +304,7 @@ class Progress:
 
     @classmethod
     def create(cls, total: int, stream: TextIO, enabled: bool = True) -> Optional["Progress"]:
+        stream = getattr(stream, "passthrough", stream)  # not part of a replayed report (replay.Tee)
         if not enabled or not total or not (hasattr(stream, "isatty") and stream.isatty()):
             return None
         return cls(total, stream)

@@ -57,7 +57,7 @@ class CommitDates:
                  keep: bool = True) -> None:
         """``cache_dir``: where the answers are kept (default: the user's cache); ``keep=False``:
         nowhere."""
-        from detlint.knowledge.kb import user_cache
+        from detlint.user_cache import user_cache
 
         self.scope = scope.resolve()
         self.deadline_s = deadline_s

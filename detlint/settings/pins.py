@@ -21,6 +21,7 @@ from detlint.knowledge.versions import Version, known_versions, newest_known, re
 from detlint.settings.requirements import allowed, allows_minor, canonical, pins_of, readable
 from detlint.lint.files.named_paths import home_folder
 from detlint.lint.files.sources import read_regular
+from detlint.run_inputs import names_matching
 
 TF_DISTRIBUTIONS = framework("tensorflow").distributions
 DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Pipfile")
@@ -30,7 +31,8 @@ Warn = Callable[[str], None]
 
 
 def has_dependency_file(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in DEPENDENCY_FILES) or any(folder.glob("requirements*.txt"))
+    """Asked of every folder above a checked path: only what matches is an input of a replay."""
+    return any((folder / name).is_file() for name in DEPENDENCY_FILES) or bool(names_matching(folder, "requirements*.txt"))
 
 
 def version_root(start: Path, project_root: Path) -> Path:

@@ -58,3 +58,37 @@ def test_module_reached_from_one_program(tmp_path: Path) -> None:
     # the same module in a project whose only program seeds first: nothing to report
     (tmp_path / "quick.py").unlink()
     assert make_linter("2.21", root=tmp_path).run([tmp_path / "data.py"]).diagnostics == []
+
+
+# ---- positions.py gives every node the range libcst's PositionProvider gives ------------------------
+
+ODD_LAYOUT = ("x = (1 +\r\n     2)\r\nif x:\r\n\tprint('\\r', x)  # tabs, CRLF\r\n"
+              "y = '''a\rb'''\rz = [\n    1,\n]\n\n\n")
+
+
+def _provider_spans(module: object) -> dict:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    found = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)  # type: ignore[arg-type]
+    return {node: (r.start.line, r.start.column, r.end.line, r.end.column) for node, r in found.items()}
+
+
+def test_positions_equal_libcsts_on_every_node_of_the_fixtures_and_detlints_sources() -> None:
+    import libcst as cst
+
+    from detlint.lint.positions import positions
+
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted(FIXTURES.rglob("*.py")) + sorted((root / "detlint").rglob("*.py"))
+    texts = [(str(p), p.read_text(encoding="utf-8")) for p in paths] + [("odd layout", ODD_LAYOUT), ("empty", "")]
+    compared = 0
+    for name, text in texts:
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            continue  # fixtures of unparsable files
+        expected = _provider_spans(module)
+        got = positions(module)
+        assert got == expected, name
+        compared += len(expected)
+    assert len(texts) > 300 and compared > 100_000

@@ -13,7 +13,6 @@ from dataclasses import replace
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from detlint.lint import names
 from detlint.lint.flow import ordering
@@ -36,6 +35,8 @@ from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from detlint.lint.names import EXTERNAL_MODULES
+from detlint.lint.positions import Span, positions
+from detlint.lint.walk import walk
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, SPELLED, TABLE_ITEM
 from detlint.knowledge.kb import Condition, KnowledgeBase
@@ -96,11 +97,11 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
 
 
 class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
     def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "",
-                 links: Optional[dict[str, str]] = None) -> None:
+                 links: Optional[dict[str, str]] = None, spans: Optional[dict[cst.CSTNode, Span]] = None) -> None:
+        """``spans``: every node's position (``positions.positions`` of the module visited)."""
         super().__init__()
+        self.spans = spans if spans is not None else {}
         self.kb = kb
         self.facts = facts
         self.source = source
@@ -437,8 +438,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         return MAIN_GUARD if self.in_main_guard else None
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        rng = self.get_metadata(PositionProvider, node)
-        return rng.start.line, rng.start.column, rng.end.line, rng.end.column
+        return self.spans[node]
 
     def hit(self, owner: str, index: int, api: str, node: cst.CSTNode, detail: str = "",
             at: Optional[tuple[int, int, int, int]] = None) -> None:
@@ -2114,7 +2114,7 @@ class _Stores(cst.CSTVisitor):
 
 def _stored(block: cst.CSTNode, assignments: bool, others: bool) -> set[str]:
     stores = _Stores(assignments, others)
-    block.visit(stores)
+    walk(block, stores)
     return stores.names
 
 
@@ -2161,7 +2161,7 @@ def _loop_sets_environ(node: cst.For, resolve: Any) -> bool:
             if resolve(dotted(call.func)) in ENV_CALLS | {"os.environ.update"}:
                 found = True
 
-    node.body.visit(Finder())
+    walk(node.body, Finder())
     return found
 
 
@@ -2176,7 +2176,7 @@ def _mentions_version(test: cst.BaseExpression) -> bool:
             if "version" in name.value.lower() or name.value.lower().endswith("vers"):
                 found = True
 
-    test.visit(Finder())
+    walk(test, Finder())
     return found
 
 
@@ -2277,5 +2277,5 @@ def collect(kb: KnowledgeBase, path: str, source: str, links: Optional[dict[str,
     except Exception as exc:  # libcst raises a few other types on odd input
         facts.error = f"cannot parse: {exc}"
         return facts
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(Collector(kb, facts, source, links))
+    walk(module, Collector(kb, facts, source, links, positions(module)))
     return facts

@@ -8,6 +8,7 @@ import libcst as cst
 
 from detlint.lint.ftypes import UNKNOWN, Ref
 from detlint.knowledge.kb import Condition
+from detlint.lint.walk import walk
 
 MISSING = object()
 
@@ -157,13 +158,13 @@ def referenced_names(node: cst.CSTNode, resolve: Callable[[str], Optional[str]],
             if bound is not None and name not in expanded:
                 expanded.add(name)
                 for value in bound(name):
-                    value.visit(self)
+                    walk(value, self)
 
         def visit_Name(self, name: cst.Name) -> None:
             found.add(resolve(name.value) or name.value)
             self.expand(name.value)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 

@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import libcst as cst
 
 from detlint.lint.conditions import bound_names
+from detlint.lint.walk import walk
 
 Tag = tuple[int, int]  # where the op is
 Tags = frozenset[Tag]
@@ -313,7 +314,7 @@ def _locals(node: cst.CSTNode) -> set[str]:
         def visit_Nonlocal(self, names: cst.Nonlocal) -> None:
             declared.update(n.name.value for n in names.names)
 
-    node.visit(Binder())
+    walk(node, Binder())
     return bound - declared
 
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from detlint.lint.walk import walk
+
 if TYPE_CHECKING:
     from detlint.lint.collect import Collector as _Base
 else:
@@ -83,5 +85,5 @@ def _called_names(fn: cst.Lambda) -> list[str]:
                 self.names.append(node.func.value)
 
     calls = Calls()
-    fn.body.visit(calls)
+    walk(fn.body, calls)
     return calls.names

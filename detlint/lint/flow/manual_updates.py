@@ -13,6 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from detlint.lint.conditions import dotted
+from detlint.lint.walk import walk
 
 GRADIENT_STEP = "gradient-step"
 _TREE_MAPS = ("tree_map", "tree_multimap", "tree.map")
@@ -34,7 +35,7 @@ def _says_gradient(node: cst.CSTNode) -> bool:
             nonlocal found
             found = found or "grad" in attr.attr.value.lower()
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 
@@ -56,7 +57,7 @@ def _subtracts(node: cst.CSTNode) -> bool:
             nonlocal found
             found = found or isinstance(op.operator, cst.Subtract)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 
@@ -83,7 +84,7 @@ def mapped_step(call: cst.Call, qualified: Optional[str]) -> bool:
         def visit_Name(self, n: cst.Name) -> None:
             mentioned.add(n.value)
 
-    body.right.visit(Names())
+    walk(body.right, Names())
     # ...and mapped over something that says gradient (not a difference of two positions)
     return left == params[0] and any(p in mentioned for p in params[1:]) \
         and any(_says_gradient(arg.value) for arg in call.args[1:])

@@ -16,6 +16,7 @@ from typing import Callable, Optional, Sequence, Union
 import libcst as cst
 
 from detlint.lint.conditions import dotted
+from detlint.lint.walk import walk
 
 # does this call keep nothing of its arguments' order? (sorted, len, set, print, ...)
 LosesOrder = Callable[[cst.Call], bool]
@@ -227,7 +228,7 @@ def _parameters(params: cst.Parameters) -> list[cst.Param]:
 def context_of(node: cst.CSTNode, statement: cst.CSTNode, loses_order: LosesOrder) -> Optional[Context]:
     """How ``statement`` uses the value of ``node`` (an expression inside it)."""
     finder = _Find(node, loses_order)
-    statement.visit(finder)
+    walk(statement, finder)
     return finder.marks.get(id(node))
 
 
@@ -235,7 +236,7 @@ def order_read_after(name: str, statements: Sequence[cst.CSTNode], loses_order: 
     """Do ``statements`` read ``name`` (or lists derived from it) in its order before sorting it?"""
     uses = _Uses(name, loses_order)
     for statement in statements:
-        statement.visit(uses)
+        walk(statement, uses)
         if uses.ordered or not uses.live:
             break
     # an attribute (self.files) outlives the function: other methods read it, unsorted

@@ -14,6 +14,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from detlint.lint.conditions import dotted
+from detlint.lint.walk import walk
 
 FILE = "<file>"  # the module's own path, whose dirname is "."
 ADDERS = {"sys.path.append": 0, "sys.path.insert": 1, "site.addsitedir": 0}
@@ -133,5 +134,5 @@ class SysPathFinder(cst.CSTVisitor):
 
 def sys_path_folders(module: cst.Module, qualify: Callable[[Optional[str]], Optional[str]]) -> list[str]:
     finder = SysPathFinder(qualify)
-    module.visit(finder)
+    walk(module, finder)
     return finder.added

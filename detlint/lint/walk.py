@@ -88,7 +88,7 @@ def own_names(visitor_cls: type) -> frozenset[str]:
 class _Plan:
     """For one visitor class and one node class: the functions to call."""
 
-    __slots__ = ("visit", "leave", "fields")
+    __slots__ = ("visit", "leave", "fields", "libcst")
 
     def __init__(self, visitor_cls: type, node_cls: type, own: frozenset[str]) -> None:
         def hook(name: str) -> Optional[Callable[..., Any]]:
@@ -97,8 +97,13 @@ class _Plan:
         name = node_cls.__name__
         self.visit = hook(f"visit_{name}")
         self.leave = hook(f"leave_{name}")
+        try:
+            known = fields(node_cls)
+            self.libcst = False
+        except (OSError, TypeError, SyntaxError, AssertionError):  # no sources, or a visit not understood
+            known, self.libcst = (), True  # such a node is walked by libcst's own visit, the same hooks
         self.fields = tuple((field, always, hook(f"visit_{name}_{field}"), hook(f"leave_{name}_{field}"))
-                            for field, always in fields(node_cls))
+                            for field, always in known)
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -122,6 +127,9 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
     def visit(node: cst.CSTNode) -> None:
         plan = plans.get(type(node)) or plan_of(type(node))
+        if plan.libcst:
+            node.visit(visitor)
+            return
         if plan.visit is None or plan.visit(visitor, node) is not False:
             for field, always, before, after in plan.fields:
                 value = getattr(node, field)
@@ -145,8 +153,13 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """The same walk through the visitor's own ``on_*`` methods."""
+    try:
+        known = fields(type(node))
+    except (OSError, TypeError, SyntaxError, AssertionError):
+        node.visit(visitor)
+        return
     if visitor.on_visit(node):
-        for field, always in fields(type(node)):
+        for field, always in known:
             value = getattr(node, field)
             if value is None and not always:
                 continue

@@ -10,8 +10,9 @@ same inputs are still there, without running anything.
 
 Left out: detlint's own code and rules (the replay key has their digests), the folders given to
 ``skip`` (caches: derived data), compiled modules and library sources the interpreter imports.
-Each file is digested and each folder listed when the run opens it, and again at the snapshot: a
-snapshot is refused (None) when an input changed while the run went on (beyond the cache folders the
+Each file's metadata (size, times, inode) is noted and each folder listed when the run opens it,
+and again at the snapshot, which digests the files: a snapshot is refused (None) when an input
+changed while the run went on (beyond the cache folders the
 run itself makes), when the run started a program other than git, or when a file it checked lies
 among the library sources.
 """
@@ -38,9 +39,9 @@ _lock = threading.Lock()
 
 class Journal:
     def __init__(self, skip: tuple[str, ...] = ()) -> None:
-        self.opened: dict[str, Optional[str]] = {}  # path -> its digest when the run first opened it
+        self.opened: dict[str, Optional[tuple[int, ...]]] = {}  # path -> its signature when first opened
         self.listed: dict[str, Optional[list[list[str]]]] = {}  # path -> its entries when first listed
-        self.probed: set[tuple[str, bool]] = set()  # (path, whether symlinks were followed)
+        self.probed: set[tuple[Any, bool]] = set()  # (path as given, whether symlinks were followed)
         self.git: set[str] = set()
         self.globbed: dict[tuple[str, str], list[str]] = {}  # (folder, pattern) -> names when first asked
         self.refused = ""
@@ -82,9 +83,9 @@ class Journal:
         for path, first in sorted(self.opened.items()):
             if not self.noted(path):
                 continue
-            files[path] = file_digest(path)
-            if files[path] != first:
+            if signature(path) != first:
                 return None  # changed while the run went on: which version did it read?
+            files[path] = file_digest(path)
         listings: dict[str, Optional[list[list[str]]]] = {}
         for path, first in sorted(self.listed.items()):
             if self._skipped(path):
@@ -99,14 +100,15 @@ class Journal:
                 return None
             globs.append([folder, pattern, now])
         probes: dict[str, str] = {}
-        for path, follow in sorted(self.probed):
+        probed = sorted({(p, f) for raw, f in self.probed if (p := _path_of(raw)) is not None})
+        for path, follow in probed:
             if not self._skipped(path):  # "l:" marks a path asked about without following links
                 probes[("" if follow else "l:") + path] = kind_of(path, follow)
         git: dict[str, str] = {}
         for folder in sorted(self.git):
             git[folder] = git_state(folder)
             # git reads the .gitignore of every folder from the repository's top to a file's
-            for path, _follow in self.probed:
+            for path, _follow in probed:
                 if os.path.basename(path) == ".gitignore" and path not in files:
                     files[path] = file_digest(path)
         return {"files": files, "listings": listings, "globs": globs, "probes": probes, "git": git}
@@ -123,6 +125,15 @@ def unchanged(inputs: dict[str, Any]) -> bool:
                 and all(git_state(folder) == state for folder, state in inputs["git"].items()))
     except (KeyError, TypeError, AttributeError, ValueError):
         return False
+
+
+def signature(path: str) -> Optional[tuple[int, ...]]:
+    """What changes when a file is written, replaced or touched (None: absent)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def file_digest(path: str) -> Optional[str]:
@@ -326,7 +337,7 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         if name is not None and name not in journal.opened and journal.noted(name):
             journal.busy.on = True
             try:
-                journal.opened[name] = file_digest(name)
+                journal.opened[name] = signature(name)
             finally:
                 journal.busy.on = False
     elif event in ("os.listdir", "os.scandir"):
@@ -358,9 +369,11 @@ def _probing(original: Any, follow: bool) -> Any:
     def probe(path: Any, *args: Any, **kwargs: Any) -> Any:
         journal = _current
         if journal is not None and kwargs.get("dir_fd") is None and not getattr(journal.busy, "on", False):
-            name = _path_of(path)
-            if name is not None:
-                journal.probed.add((name, follow and kwargs.get("follow_symlinks", True)))
+            if not isinstance(path, int):  # made absolute at the snapshot: this runs on every stat
+                try:
+                    journal.probed.add((os.fspath(path), follow and kwargs.get("follow_symlinks", True)))
+                except TypeError:
+                    pass
         return original(path, *args, **kwargs)
     probe.__wrapped__ = original  # type: ignore[attr-defined]
     return probe

@@ -344,7 +344,9 @@ def run_check(argv: Sequence[str], out: TextIO) -> int:
             out.write(f"{fixed_count} fixed.\n")
             return 0
 
-    if any(d.code == "DET001" and d.message.startswith(replay.TRANSIENT) for d in diags):
+    from detlint.lint.isolation import TRANSIENT
+
+    if any(d.code == "DET001" and any(t in d.message for t in TRANSIENT) for d in diags):
         replay.refuse("a file was not checked this time")
     if settings.output_format in ("json", "sarif") and not stdin_mode and not args.statistics:
         from detlint.fix.autofix import attach_edits

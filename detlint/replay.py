@@ -6,7 +6,8 @@ recorded: its report on stdout and stderr, its exit status and its inputs (``run
 file read, folder listed, path asked about, git repository consulted). The entry is keyed by what
 else decides the answer: the arguments as given, the working folder, the environment (less a few
 variables that change from shell to shell and that detlint does not read), whether stdout and
-stderr are terminals, the interpreter and detlint's code. A later check with the same key prints
+stderr are terminals, the interpreter, detlint's code and the distributions installed beside it.
+A later check with the same key prints
 the stored report only when every input is still as it was; otherwise it runs as usual.
 
 Entries live in the user's cache (``detlint/replay``), never in the project: a repository cannot
@@ -21,13 +22,12 @@ import os
 import sys
 from typing import Any, Optional, TextIO
 
-FORMAT = 1
+FORMAT = 2
 KEEP = 256
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 # set by each shell or login, read by nothing detlint runs
 VOLATILE = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "TERM_SESSION_ID", "WINDOWID", "SSH_CLIENT", "SSH_CONNECTION",
                       "SSH_TTY", "SSH_AUTH_SOCK", "XDG_SESSION_ID", "GPG_TTY", "PYTEST_CURRENT_TEST"})
-TRANSIENT = ("too slow to check", "the parser crashed")  # DET001 texts a second run may not repeat
 
 
 class Recording:
@@ -50,14 +50,16 @@ def allow(checked: Any = ()) -> None:
 
 def cache_in(folder: Optional[os.PathLike[str]]) -> None:
     """The check's facts cache is ``folder`` (None: none): what is in it is derived from the
-    inputs, not one; whether it is there is (deleting it ends replays)."""
+    inputs, not one (a checked file in it ends the recording); whether it is there is an input
+    (deleting it ends replays)."""
     if _recording is None:
         return
     if folder is None:  # without a cache the parser processes read the files, out of the journal's sight
         _recording.journal.refuse("no facts cache")
-    else:
-        _recording.journal.exclude(os.fspath(folder))
-        _recording.journal.probed.add((os.path.abspath(os.fspath(folder)), True))
+        return
+    journal = _recording.journal
+    journal.exclude(os.fspath(folder))
+    journal.present_at_end(os.fspath(folder))
 
 
 def refuse(why: str) -> None:
@@ -76,8 +78,22 @@ def key(argv: list[str]) -> Optional[str]:
         return None
     environment = sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE)
     material = [FORMAT, __version__, code_digest(), sys.executable, sys.version, where, argv, environment,
-                _isatty(sys.stdout), _isatty(sys.stderr)]
+                _isatty(sys.stdout), _isatty(sys.stderr), _installed()]
     return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _installed() -> list[str]:
+    """The distributions installed beside detlint (libcst, PyYAML, the frameworks): an upgrade
+    ends replays, as it may change what a check says."""
+    import sysconfig
+
+    found: set[str] = set()
+    for name in ("purelib", "platlib"):
+        try:
+            found.update(e for e in os.listdir(sysconfig.get_path(name)) if e.endswith((".dist-info", ".egg-info")))
+        except (KeyError, OSError):
+            pass
+    return sorted(found)
 
 
 def _isatty(stream: Any) -> bool:
@@ -104,10 +120,10 @@ def replayed(entry_key: str, out: TextIO) -> Optional[int]:
     entry = _read(os.path.join(folder, entry_key + ".json"))
     if entry is None or entry.get("key") != entry_key or not unchanged(entry["inputs"]):
         return None
-    out.write(entry["stdout"])
-    out.flush()
-    sys.stderr.write(entry["stderr"])
-    sys.stderr.flush()
+    for name, text in entry["output"]:
+        stream = out if name == "stdout" else sys.stderr
+        stream.write(text)
+        stream.flush()
     return int(entry["code"])
 
 
@@ -118,23 +134,27 @@ def _read(path: str) -> Optional[dict[str, Any]]:
         entry = json.loads(data) if len(data) <= MAX_ENTRY_BYTES else None
     except (OSError, ValueError):
         return None
-    valid = (isinstance(entry, dict) and entry.get("format") == FORMAT and isinstance(entry.get("stdout"), str)
-             and isinstance(entry.get("stderr"), str) and entry.get("code") in (0, 1)
-             and isinstance(entry.get("inputs"), dict))
+    valid = (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("code") in (0, 1)
+             and isinstance(entry.get("inputs"), dict) and isinstance(entry.get("output"), list)
+             and all(isinstance(c, list) and len(c) == 2 and c[0] in ("stdout", "stderr") and isinstance(c[1], str)
+                     for c in entry["output"]))
     return entry if valid else None
 
 
 class Tee:
-    """A text stream that writes through and keeps what was written; ``passthrough`` is the
-    stream itself, for what is not part of the report (the progress line)."""
+    """A text stream that writes through and keeps what was written, in one list shared with the
+    other stream (a replay writes stdout and stderr in the order they were written);
+    ``passthrough`` is the stream itself, for what is not part of the report (the progress line)."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self.passthrough = stream
-        self.kept: list[str] = []
+    def __init__(self, stream: TextIO, name: str, kept: list[list[str]]) -> None:
+        self.passthrough, self.name, self.kept = stream, name, kept
         self.failed = False
 
     def write(self, text: str) -> int:
-        self.kept.append(text)
+        if self.kept and self.kept[-1][0] == self.name:
+            self.kept[-1][1] += text
+        else:
+            self.kept.append([self.name, text])
         try:
             return self.passthrough.write(text)
         except BaseException:
@@ -159,12 +179,10 @@ def record(entry_key: Optional[str], argv: list[str], out: TextIO) -> int:
     cache = user_cache()
     if entry_key is None or cache is None or _recording is not None:
         return main(argv, out)
-    stdout, stderr = Tee(out), Tee(sys.stderr)
+    kept: list[list[str]] = []
+    stdout, stderr = Tee(out, "stdout", kept), Tee(sys.stderr, "stderr", kept)
     code = 2
-    from detlint.code_digest import PACKAGE
-
-    # detlint's code is in the key (code_digest); what the cache folder holds was made from inputs
-    with run_inputs.recording(skip=(str(cache), str(PACKAGE))) as journal:
+    with run_inputs.recording(skip=(str(cache),)) as journal:
         _recording = Recording(journal)
         sys.stderr = stderr  # type: ignore[assignment]
         try:
@@ -175,8 +193,7 @@ def record(entry_key: Optional[str], argv: list[str], out: TextIO) -> int:
     if code in (0, 1) and recorded.allowed and not (stdout.failed or stderr.failed):
         inputs = journal.snapshot()
         if inputs is not None:
-            _store(entry_key, {"format": FORMAT, "key": entry_key, "code": code, "stdout": "".join(stdout.kept),
-                               "stderr": "".join(stderr.kept), "inputs": inputs})
+            _store(entry_key, {"format": FORMAT, "key": entry_key, "code": code, "output": kept, "inputs": inputs})
     return code
 
 

@@ -1,20 +1,26 @@
 """What a check read from outside itself, so that a later run can tell whether any of it changed.
 
-While a ``Journal`` records (``recording``), every file the process opens for reading, every
-folder it lists, every path it asks the file system about (``os.stat``/``os.lstat``: what
-``Path.exists()``, ``is_file()``, ``realpath`` and the like use) and every folder git runs in are
-noted, by an audit hook and by wrapping ``os.stat``/``os.lstat``. ``snapshot`` turns the notes into
-data: a digest per file, the names per folder, what each probed path is, and the state of each git
-repository (what ``git_state`` reads). ``unchanged`` answers, from that data alone, whether the
-same inputs are still there, without running anything.
+While a ``Journal`` records (``recording``), it notes, as the run uses them:
 
-Left out: detlint's own code and rules (the replay key has their digests), the folders given to
-``skip`` (caches: derived data), compiled modules and library sources the interpreter imports.
-Each file's metadata (size, times, inode) is noted and each folder listed when the run opens it,
-and again at the snapshot, which digests the files: a snapshot is refused (None) when an input
-changed while the run went on (beyond the cache folders the
-run itself makes), when the run started a program other than git, or when a file it checked lies
-among the library sources.
+* every file the process opens for reading (an audit hook), by its metadata then;
+* every folder it lists, by its entries then; where it only asks for names matching a glob
+  (``names_matching``: the folders above the project), by those names;
+* every path it asks the file system about (``os.stat``/``os.lstat`` are wrapped: what
+  ``exists()``, ``is_file()`` and ``realpath`` use), by what the answer said: absent, a folder, a
+  file and its size, a link and its target;
+* every folder git runs in, by ``git_inputs.git_state`` then, and the ``.gitignore`` files asked
+  about before it, by their metadata.
+
+``snapshot`` checks each against the present (a change while the run went on refuses the snapshot:
+which version did the run see?) and turns them into data: a digest per file, the entries per folder,
+the kind per path, a digest per git repository. ``unchanged`` answers from that data alone whether
+the same inputs are still there.
+
+Not inputs: what is in the folders given to ``skip`` and ``exclude`` (caches: derived data; whether
+a folder given to ``present_at_end`` is there is, as it is at the end), the process's own state under
+/proc, /sys, /dev/fd, and modules the interpreter imports (detlint's own code is in the replay key,
+its digest). A snapshot is also refused when the run started a program other than git, or when a
+file it checked lies where reads are not noted.
 """
 from __future__ import annotations
 
@@ -26,12 +32,15 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | getattr(os, "O_DIRECTORY", 0)
-_LIBRARY_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
-_GLOBAL_GIT_FILES = ("~/.gitconfig", "~/.config/git/config", "~/.config/git/ignore", "~/.config/git/attributes",
-                     "/etc/gitconfig")
+from detlint.git_inputs import git_state as _git_state
+
 T = TypeVar("T")
-_SYSTEM = ("/proc", "/sys", "/dev") if os.name == "posix" else ()
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | getattr(os, "O_DIRECTORY", 0)
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
+_SYSTEM = ("/proc", "/sys", "/dev/fd", "/dev/pts") if os.name == "posix" else ()
+_EVENTS = frozenset({"open", "os.listdir", "os.scandir", "subprocess.Popen", "os.system", "os.exec",
+                     "os.posix_spawn", "os.spawn", "os.startfile"})
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _current: Optional["Journal"] = None
 _hooked = False
 _lock = threading.Lock()
@@ -41,77 +50,81 @@ class Journal:
     def __init__(self, skip: tuple[str, ...] = ()) -> None:
         self.opened: dict[str, Optional[tuple[int, ...]]] = {}  # path -> its signature when first opened
         self.listed: dict[str, Optional[list[list[str]]]] = {}  # path -> its entries when first listed
-        self.probed: set[tuple[Any, bool]] = set()  # (path as given, whether symlinks were followed)
-        self.git: set[str] = set()
         self.globbed: dict[tuple[str, str], list[str]] = {}  # (folder, pattern) -> names when first asked
+        self.probed: dict[tuple[Any, bool], str] = {}  # (path as given, followed links) -> kind when first asked
+        self.git: dict[str, str] = {}  # folder -> git_state when git first ran there
         self.refused = ""
-        # /proc and the like: a process's own state (a worker's CPU time), not the project's
         self.skip = [os.path.abspath(s) for s in (*skip, *_SYSTEM)]
+        self.quiet: set[str] = set()
         self.checked: list[str] = []
         self.busy = threading.local()  # the journal's own reads are not the run's
         self.library = _library_folders()
 
     def noted(self, path: str) -> bool:
-        """Whether a path is an input worth noting (not a cache, not a library module)."""
-        return not (self._skipped(path) or (path.endswith(_LIBRARY_SUFFIXES) and _below(path, self.library)))
+        """Whether reading ``path`` is an input (not a cache, not a module being imported)."""
+        module = path.endswith(_MODULE_SUFFIXES) and (_below(path, self.library) or _below(path, (_PACKAGE,)))
+        return not (module or self._skipped(path))
 
     def exclude(self, folder: str) -> None:
-        """Reads below ``folder`` are not inputs (a cache: what is there was made from inputs)."""
+        """What is below ``folder`` is not an input (a cache: it was made from inputs)."""
         self.skip.append(os.path.abspath(folder))
+
+    def present_at_end(self, folder: str) -> None:
+        """Whether ``folder`` is there is an input, as it is at the end (a cache the run may make)."""
+        self.quiet.add(os.path.abspath(folder))
 
     def refuse(self, why: str) -> None:
         self.refused = self.refused or why
 
-    def _own_entries(self, folder: str, before: Any, after: Any) -> bool:
-        """Whether a folder's entries differ only by the cache folders the run made in it."""
+    def _skipped(self, path: str) -> bool:
+        return _below(path, tuple(self.skip))
+
+    def _made_here(self, folder: str, before: Any, after: Any) -> bool:
+        """Whether a folder's entries changed only by a cache folder the run made in it."""
         if before is None or after is None:
             return False
-        changed = {tuple(e) for e in before} ^ {tuple(e) for e in after}
-        return all(self._skipped(os.path.join(folder, name)) for name, _ in changed)
-
-    def _skipped(self, path: str) -> bool:
-        return any(path == s or path.startswith(s.rstrip(os.sep) + os.sep) for s in self.skip)
+        changed = {name for name, _ in before} ^ {name for name, _ in after}
+        return all(self._skipped(p) or p in self.quiet for p in (os.path.join(folder, n) for n in changed))
 
     def snapshot(self) -> Optional[dict[str, Any]]:
         """The inputs as data, or None when they cannot be trusted to describe the run."""
         if self.refused:
             return None
-        library = self.library
-        if any(_below(path, library) for path in self.checked):
-            return None  # a checked file among the library sources, which are not inputs
+        unnoted = (*self.library, *self.skip, _PACKAGE)
+        if any(_below(path, unnoted) for path in self.checked):
+            return None  # a checked file where reads are not noted
         files: dict[str, Optional[str]] = {}
         for path, first in sorted(self.opened.items()):
-            if not self.noted(path):
-                continue
-            if signature(path) != first:
-                return None  # changed while the run went on: which version did it read?
-            files[path] = file_digest(path)
+            if self.noted(path):
+                if signature(path) != first:
+                    return None
+                files[path] = file_digest(path)
         listings: dict[str, Optional[list[list[str]]]] = {}
         for path, first in sorted(self.listed.items()):
-            if self._skipped(path):
-                continue
-            listings[path] = listing(path)
-            if listings[path] != first and not self._own_entries(path, first, listings[path]):
-                return None
+            if not self._skipped(path):
+                listings[path] = listing(path)
+                if listings[path] != first and not self._made_here(path, first, listings[path]):
+                    return None
         globs: list[list[Any]] = []
         for (folder, pattern), first in sorted(self.globbed.items()):
-            now = _matching(folder, pattern)
-            if now != first:
+            if _matching(folder, pattern) != first:
                 return None
-            globs.append([folder, pattern, now])
+            globs.append([folder, pattern, first])
         probes: dict[str, str] = {}
-        probed = sorted({(p, f) for raw, f in self.probed if (p := _path_of(raw)) is not None})
-        for path, follow in probed:
-            if not self._skipped(path):  # "l:" marks a path asked about without following links
-                probes[("" if follow else "l:") + path] = kind_of(path, follow)
-        git: dict[str, str] = {}
-        for folder in sorted(self.git):
-            git[folder] = git_state(folder)
-            # git reads the .gitignore of every folder from the repository's top to a file's
-            for path, _follow in probed:
-                if os.path.basename(path) == ".gitignore" and path not in files:
-                    files[path] = file_digest(path)
-        return {"files": files, "listings": listings, "globs": globs, "probes": probes, "git": git}
+        for (raw, follow), first in self.probed.items():
+            path = _path_of(raw)
+            if path is None or self._skipped(path) or path in self.quiet:
+                continue
+            if kind_of(path, follow) != first:
+                return None
+            probes[("" if follow else "l:") + path] = first  # "l:": asked about without following links
+        for folder in self.quiet:  # a cache folder the run made or used: deleting it ends replays
+            probes[folder] = kind_of(folder, True)
+        for folder, first in self.git.items():
+            if git_state(folder) != first:
+                return None
+        return {"files": files, "listings": listings, "globs": globs, "probes": dict(sorted(probes.items())),
+                "git": dict(sorted(self.git.items()))}
 
 
 def unchanged(inputs: dict[str, Any]) -> bool:
@@ -138,18 +151,26 @@ def signature(path: str) -> Optional[tuple[int, ...]]:
 
 def file_digest(path: str) -> Optional[str]:
     """The SHA-256 of a regular file's bytes; None when absent, unreadable or not a regular file
-    (never opened then: a FIFO would block)."""
+    (opened without blocking: a FIFO put in its place is not waited on)."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):  # a huge file is not held in memory
-                digest.update(block)
+        for block in iter(lambda: os.read(fd, 1 << 20), b""):  # a huge file is not held in memory
+            digest.update(block)
         return digest.hexdigest()
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def git_state(folder: str) -> str:
+    return _git_state(folder, file_digest)
 
 
 def listing(path: str) -> Optional[list[list[str]]]:
@@ -162,113 +183,25 @@ def listing(path: str) -> Optional[list[list[str]]]:
 
 
 def kind_of(path: str, follow: bool) -> str:
-    """What a probed path is: absent, dir, file, other, or (not followed) a link and its target."""
-    prefix = "" if follow else "l:"
+    """What a path is: absent, dir, file:SIZE (a size decides whether a file is read at all),
+    other, or, not following links, a link and its target; "l:" prefixes the kinds not followed."""
     try:
-        mode = (os.stat if follow else os.lstat)(path).st_mode
+        info = (os.stat if follow else os.lstat)(path)
     except OSError:
-        return prefix + "absent"
+        return ("" if follow else "l:") + "absent"
+    return _kind(info.st_mode, info.st_size, path, follow)
+
+
+def _kind(mode: int, size: int, path: Any, follow: bool) -> str:
+    prefix = "" if follow else "l:"
     if stat.S_ISLNK(mode):
         try:
-            return f"{prefix}link:{os.readlink(path)}"
+            return f"{prefix}link:{os.fsdecode(os.readlink(path))}"
         except OSError:
             return prefix + "link"
-    return prefix + ("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other")
-
-
-def git_state(folder: str) -> str:
-    """What git's answers in ``folder`` depend on, read without running git: the repository's HEAD
-    and the ref it names, the index's size and time, its config and exclude files, and the user's
-    and system's git configuration (with any excludes file it names). Changes to any of these
-    change the string."""
-    parts: list[str] = []
-    here = os.path.abspath(folder)
-    while True:
-        dot_git = os.path.join(here, ".git")
-        if os.path.lexists(dot_git):
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            dot_git = ""
-            break
-        here = parent
-    if dot_git:
-        git_dir = dot_git
-        if os.path.isfile(dot_git):  # a worktree or submodule: "gitdir: PATH"
-            parts.append(f"gitfile:{file_digest(dot_git)}")
-            try:
-                with open(dot_git, encoding="utf-8", errors="replace") as handle:
-                    git_dir = os.path.join(here, handle.read().partition("gitdir:")[2].strip())
-            except OSError:
-                pass
-        common = git_dir
-        try:
-            with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as handle:
-                common = os.path.join(git_dir, handle.read().strip())
-        except OSError:
-            pass
-        head = _text(os.path.join(git_dir, "HEAD"))
-        parts.append(f"head:{head}")
-        if head.startswith("ref:"):
-            ref = head[4:].strip()
-            parts.append(f"ref:{file_digest(os.path.join(git_dir, ref))}:{file_digest(os.path.join(common, ref))}")
-        parts.append(f"packed:{file_digest(os.path.join(common, 'packed-refs'))}")
-        try:
-            index = os.stat(os.path.join(git_dir, "index"))
-            parts.append(f"index:{index.st_mtime_ns}:{index.st_size}")
-        except OSError:
-            parts.append("index:-")
-        for name in ("config", "info/exclude", "shallow", "objects/info/alternates"):
-            parts.append(f"{name}:{file_digest(os.path.join(common, name))}")
-        parts.append(f"worktree-config:{file_digest(os.path.join(git_dir, 'config.worktree'))}")
-    configs = [os.path.expanduser(p) for p in _GLOBAL_GIT_FILES]
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        configs += [os.path.join(xdg, "git", "config"), os.path.join(xdg, "git", "ignore")]
-    for path in configs:
-        parts.append(f"{path}:{file_digest(path)}")
-        for line in _text(path).splitlines():  # core.excludesFile = PATH: git reads that file too
-            key, _, value = line.partition("=")
-            if key.strip().lower() == "excludesfile":
-                named = os.path.expanduser(value.strip().strip('"'))
-                parts.append(f"{named}:{file_digest(named)}")
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _text(path: str) -> str:
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return ""
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(1 << 20)
-    except OSError:
-        return ""
-
-
-def _below(path: str, folders: tuple[str, ...]) -> bool:
-    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
-
-
-def _library_folders() -> tuple[str, ...]:
-    """Where the interpreter's own modules and installed packages live."""
-    import sysconfig
-
-    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
-        try:
-            folders.add(sysconfig.get_path(name))
-        except KeyError:
-            pass
-    return tuple(os.path.abspath(f) for f in folders if f)
-
-
-def _path_of(value: Any) -> Optional[str]:
-    if isinstance(value, int) or value is None:
-        return None
-    try:
-        return os.path.abspath(os.fsdecode(value))
-    except (TypeError, ValueError):
-        return None
+    if stat.S_ISDIR(mode):
+        return prefix + "dir"
+    return prefix + (f"file:{size}" if stat.S_ISREG(mode) else "other")
 
 
 def names_matching(folder: "os.PathLike[str]", pattern: str) -> list[str]:
@@ -306,48 +239,77 @@ def with_notes(work: Callable[[], T]) -> tuple[T, Optional[dict[str, Any]]]:
     if journal is None:
         return value, None
     return value, {"opened": journal.opened, "listed": journal.listed, "globbed": journal.globbed,
-                   "probed": journal.probed,
-                   "git": journal.git, "refused": journal.refused}
+                   "probed": journal.probed, "git": journal.git, "refused": journal.refused}
 
 
 def merge_notes(notes: Optional[dict[str, Any]]) -> None:
     journal = _current
     if journal is None or notes is None:
         return
-    for path, digest in notes["opened"].items():
-        journal.opened.setdefault(path, digest)
-    for path, names in notes["listed"].items():
-        journal.listed.setdefault(path, names)
-    for where, names in notes["globbed"].items():
-        journal.globbed.setdefault(where, names)
-    journal.probed |= notes["probed"]
-    journal.git |= notes["git"]
+    for name in ("opened", "listed", "globbed", "probed", "git"):
+        mine = getattr(journal, name)
+        for key, value in notes[name].items():
+            mine.setdefault(key, value)
     if notes["refused"]:
         journal.refuse(notes["refused"])
 
 
+def forget() -> None:
+    """In a child process that reads nothing for the run (a parser worker): note nothing."""
+    global _current
+    _current = None
+
+
+def _below(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+def _library_folders() -> tuple[str, ...]:
+    """Where the interpreter's own modules and installed packages live."""
+    import sysconfig
+
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            folders.add(sysconfig.get_path(name))
+        except KeyError:
+            pass
+    return tuple(os.path.abspath(f) for f in folders if f)
+
+
+def _path_of(value: Any) -> Optional[str]:
+    if isinstance(value, int) or value is None:
+        return None
+    try:
+        return os.path.abspath(os.fsdecode(value))
+    except (TypeError, ValueError):
+        return None
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event not in _EVENTS:  # every audit event comes here (builtins.id too): leave the rest at once
+        return
     journal = _current
     if journal is None or getattr(journal.busy, "on", False):
         return
+    journal.busy.on = True
+    try:
+        _note(journal, event, args)
+    finally:
+        journal.busy.on = False
+
+
+def _note(journal: Journal, event: str, args: tuple[Any, ...]) -> None:
     if event == "open":
         path, mode, flags = args
         writes = (mode is None and flags & _WRITE_FLAGS) or (isinstance(mode, str) and any(c in mode for c in "wax+"))
         name = None if writes else _path_of(path)
         if name is not None and name not in journal.opened and journal.noted(name):
-            journal.busy.on = True
-            try:
-                journal.opened[name] = signature(name)
-            finally:
-                journal.busy.on = False
+            journal.opened[name] = signature(name)
     elif event in ("os.listdir", "os.scandir"):
         name = _path_of(args[0] if args and args[0] is not None else ".")
         if name is not None and name not in journal.listed:
-            journal.busy.on = True
-            try:
-                journal.listed[name] = listing(name)
-            finally:
-                journal.busy.on = False
+            journal.listed[name] = listing(name)
     elif event == "subprocess.Popen":
         executable, argv = args[0], args[1]
         program = os.path.basename(os.fsdecode(executable if executable is not None else
@@ -359,24 +321,43 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         if isinstance(argv, (list, tuple)) and "-C" in argv[:-1]:
             where = argv[list(argv).index("-C") + 1]
         folder = _path_of(where if where is not None else ".")
-        if folder is not None:
-            journal.git.add(folder)
-    elif event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"):
+        if folder is not None and folder not in journal.git:
+            journal.git[folder] = git_state(folder)
+        # git reads the .gitignore of every folder from the repository's top to a file's: those
+        # asked about (discovery checks each before git runs) are inputs as they are now
+        for raw, _ in list(journal.probed):
+            path = _path_of(raw)
+            if path is not None and os.path.basename(path) == ".gitignore" and path not in journal.opened:
+                journal.opened[path] = signature(path)
+    else:
         journal.refuse(event)
 
 
 def _probing(original: Any, follow: bool) -> Any:
     def probe(path: Any, *args: Any, **kwargs: Any) -> Any:
         journal = _current
-        if journal is not None and kwargs.get("dir_fd") is None and not getattr(journal.busy, "on", False):
-            if not isinstance(path, int):  # made absolute at the snapshot: this runs on every stat
-                try:
-                    journal.probed.add((os.fspath(path), follow and kwargs.get("follow_symlinks", True)))
-                except TypeError:
-                    pass
-        return original(path, *args, **kwargs)
+        if journal is None or kwargs.get("dir_fd") is not None or isinstance(path, int) \
+                or getattr(journal.busy, "on", False):
+            return original(path, *args, **kwargs)
+        followed = follow and kwargs.get("follow_symlinks", True)
+        key = (path if isinstance(path, (str, bytes)) else os.fspath(path), followed)
+        try:
+            info = original(path, *args, **kwargs)
+        except OSError:
+            journal.probed.setdefault(key, ("" if followed else "l:") + "absent")
+            raise
+        if key not in journal.probed:  # what the run was told, as it was told (a later change refuses)
+            journal.busy.on = True
+            try:
+                journal.probed[key] = _kind(info.st_mode, info.st_size, path, followed)
+            finally:
+                journal.busy.on = False
+        return info
     probe.__wrapped__ = original  # type: ignore[attr-defined]
     return probe
+
+
+_CAPABILITIES = ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids")
 
 
 @contextmanager
@@ -395,10 +376,20 @@ def recording(skip: tuple[str, ...] = ()) -> Iterator[Journal]:
             _hooked = True
         _current = journal
         saved = os.stat, os.lstat
-        os.stat, os.lstat = _probing(os.stat, True), _probing(os.lstat, False)  # type: ignore[assignment]
+        wrapped = _probing(os.stat, True), _probing(os.lstat, False)
+        # a module that checks os.stat in os.supports_dir_fd (report_file.py) sees the same answer
+        for name in _CAPABILITIES:
+            capable: set[Any] = getattr(os, name, set())
+            for original, wrapper in zip(saved, wrapped):
+                if original in capable:
+                    capable.add(wrapper)
+        os.stat, os.lstat = wrapped  # type: ignore[assignment]
     try:
         yield journal
     finally:
         with _lock:
             os.stat, os.lstat = saved  # type: ignore[assignment]
+            for name in _CAPABILITIES:
+                for wrapper in wrapped:
+                    getattr(os, name, set()).discard(wrapper)
             _current = None

@@ -44,7 +44,7 @@ def mark(project: Path) -> None:
     """The stored reports say MARKER instead of what the check found."""
     for path in entries(project):
         entry = json.loads(path.read_text())
-        entry["stdout"] = MARKER
+        entry["output"] = [["stdout", MARKER]]
         path.write_text(json.dumps(entry))
 
 
@@ -144,7 +144,7 @@ def test_checks_that_write_or_read_stdin_are_never_replayed(tmp_path: Path, args
 
 def test_a_tampered_entry_is_not_used(project: Path) -> None:
     for path in entries(project):
-        path.write_text('{"format": 1, "key": "other", "code": 0, "stdout": "x", "stderr": "", "inputs": {}}')
+        path.write_text('{"format": 2, "key": "other", "code": 0, "output": [["stdout", "x"]], "inputs": {}}')
     again = detlint(project, ".")
     assert again.returncode == 1 and "DET" in again.stdout
 
@@ -167,3 +167,103 @@ def test_files_read_by_the_background_era_scan_are_inputs(tmp_path: Path) -> Non
         (root / f"legacy{n}.py").write_text("import tensorflow as tf\nx = 1\n")
     again = detlint(root, "train.py")
     assert again.stdout != MARKER and "TF 1.15" not in again.stdout, again.stdout
+
+
+# ---- what a review of the first version found -------------------------------------------------------
+
+def test_a_cache_folder_holding_the_project_is_never_recorded(tmp_path: Path) -> None:
+    """`cache-dir = "."` makes the project its own cache folder, whose reads are not inputs: such a
+    check is not recorded (a replay would not see edits)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[tool.detlint]\ncache-dir = "."\n')
+    (root / "train.py").write_text(TRAIN)
+    assert detlint(root, ".").returncode == 1
+    assert detlint(root, ".").returncode == 1
+    assert entries(root) == []
+    (root / "train.py").write_text(SEEDED)
+    assert detlint(root, ".").stdout == "All checks passed!\n"
+
+
+def test_a_size_that_decides_whether_a_file_is_read_is_an_input(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "train.py").write_text(TRAIN + "# " + "x" * 3000 + "\n")
+    first = detlint(root, "--max-file-size", "1", "train.py")
+    assert "too large to check" in first.stdout, first.stdout + first.stderr
+    mark(root)
+    assert detlint(root, "--max-file-size", "1", "train.py").stdout == MARKER
+    (root / "train.py").write_text(TRAIN)  # now under the limit: read, and checked
+    again = detlint(root, "--max-file-size", "1", "train.py")
+    assert "DET606" in again.stdout and "too large" not in again.stdout
+
+
+def test_a_file_the_parser_gave_up_on_is_neither_replayed_nor_cached(tmp_path: Path) -> None:
+    slow = "DATA = [\n" + "".join(f"    ({i}, {i * 0.5}, 'v{i}'),\n" for i in range(6_000)) + "]\n"
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a_slow.py").write_text(slow)
+    first = detlint(root, "--file-timeout", "0.3", "-j", "1", ".")
+    assert "too slow to check" in first.stdout, first.stdout + first.stderr
+    assert entries(root) == []
+    again = detlint(root, ".")  # the default limit: checked now, not read back from the cache as too slow
+    assert "a_slow.py" not in again.stdout, again.stdout
+
+
+def test_a_replay_writes_stdout_and_stderr_in_their_order(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("tool = 1\n")  # a warning on stderr, before the findings
+    (root / "train.py").write_text(TRAIN)
+    merged = [sys.executable, "-c", "import subprocess, sys; sys.exit(subprocess.call("
+              "[sys.executable, '-m', 'detlint', '.'], stderr=subprocess.STDOUT))"]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "user-cache"), "NO_COLOR": "1"}
+    first = subprocess.run(merged, cwd=root, capture_output=True, text=True, env=env, timeout=300)
+    assert "warning" in first.stdout and first.stdout.index("warning") < first.stdout.index("DET606"), first.stdout
+    assert len(entries(root)) == 1
+    again = subprocess.run(merged, cwd=root, capture_output=True, text=True, env=env, timeout=300)
+    assert again.stdout == first.stdout
+
+
+def test_the_repositorys_own_excludes_file_is_an_input(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "train.py").write_text(TRAIN)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    excludes = tmp_path / "excludes"
+    excludes.write_text("")
+    subprocess.run(["git", "config", "core.excludesFile", str(excludes)], cwd=root, check=True)
+    assert detlint(root, ".").returncode == 1
+    mark(root)
+    assert detlint(root, ".").stdout == MARKER
+    excludes.write_text("pkg/\n")
+    assert detlint(root, ".").stdout != MARKER
+
+
+def test_an_input_that_changes_while_the_run_goes_on_refuses_the_snapshot(tmp_path: Path) -> None:
+    from detlint import run_inputs
+
+    probed, opened, listed = tmp_path / "probed", tmp_path / "opened", tmp_path / "listed"
+    opened.write_text("a")
+    listed.mkdir()
+    for change in (lambda: probed.write_text("now here"), lambda: opened.write_text("bb"),
+                   lambda: (listed / "new").write_text("")):
+        with run_inputs.recording() as journal:
+            probed.exists()
+            opened.read_text()
+            os.listdir(listed)
+        assert journal.snapshot() is not None
+        with run_inputs.recording() as journal:
+            probed.exists()
+            opened.read_text()
+            os.listdir(listed)
+            change()
+        assert journal.snapshot() is None
+
+
+def test_the_stat_wrapper_keeps_what_os_says_it_supports() -> None:
+    from detlint import run_inputs
+
+    with run_inputs.recording():
+        assert os.stat in os.supports_dir_fd and os.stat in os.supports_follow_symlinks
+    assert os.stat in os.supports_dir_fd and len([f for f in os.supports_dir_fd if f.__name__ == "probe"]) == 0

@@ -116,3 +116,31 @@ def test_a_node_class_whose_visit_cannot_be_read_is_walked_by_libcst(monkeypatch
         module.visit(expected)
         walk(module, got)
         assert got.events == expected.events
+
+
+def test_hooks_are_found_as_libcst_finds_them_on_the_instance() -> None:
+    """Static methods, class methods and hooks set on the instance are called as node.visit calls them."""
+    class Odd(cst.CSTVisitor):
+        seen: list
+
+        def __init__(self) -> None:
+            self.events: list[tuple[str, str]] = []
+            self.visit_Attribute = lambda node: self.events.append(("attribute", type(node).__name__))
+
+        @staticmethod
+        def visit_Name(node: cst.Name) -> None:
+            Odd.seen.append(node.value)
+
+        @classmethod
+        def leave_Call(cls, original_node: cst.Call) -> None:
+            Odd.seen.append("call")
+
+    for module in MODULES[:40]:
+        Odd.seen = []
+        expected = Odd()
+        module.visit(expected)
+        libcst_seen = Odd.seen
+        Odd.seen = []
+        got = Odd()
+        walk(module, got)
+        assert (got.events, Odd.seen) == (expected.events, libcst_seen)

@@ -18,7 +18,7 @@ from detlint.settings.config import Settings, Target, not_training
 from detlint.lint.confidence import FileReach, at_least, lower, of_training
 from detlint.lint.programs.stage_parameters import StageParameters
 from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile, top_scope
-from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, work_here
+from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, transient, work_here
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.programs.links import OutlineExports, link_in_order, links_for
 from detlint.lint.names import EXTERNAL_MODULES
@@ -317,7 +317,7 @@ class Linter:
                 self._facts[path] = facts
                 if notebook is not None:
                     self.notebooks[path] = notebook
-                if cache is not None and cache_key is not None:
+                if cache is not None and cache_key is not None and not transient(facts):
                     cache.put(cache_key, facts)
         for key in fresh:
             self._unlinked.setdefault(key, None)

@@ -28,12 +28,20 @@ from detlint.child_processes import (Parent, cpu_seconds, die_with_parent, signa
 from detlint.lint.ftypes import FileFacts
 
 T = TypeVar("T")
+# what a worker that dies or runs out of time leaves as a file's error: not the file's fault, so
+# neither cached nor replayed (a second run may well check the file)
+TRANSIENT = ("too slow to check", "the parser crashed")
 DEEP_STACK = 512 * 1024 * 1024  # virtual; only the pages a deep parse touches are used
 DEEP_RECURSION = 50_000
 PYTHON_RECURSION = 1000  # the interpreter's default
 STARTUP_LIMIT = 120.0  # seconds a new worker may take to import libcst and say it is ready
 BACKSTOP_FACTOR = 10  # a task gets at most this many times the file-timeout of wall-clock time
 RECHECK = 0.05  # seconds: the least time before a worker's CPU time is read again (it counts in ticks)
+
+
+def transient(facts: FileFacts) -> bool:
+    """Whether a file's error says the worker died or ran out of time, not what the file is."""
+    return facts.error is not None and facts.error.startswith(TRANSIENT)
 
 
 def run_deep(fn: Callable[..., T], *args: Any) -> T:
@@ -117,6 +125,9 @@ def _serve(conn: Connection, kb: Any, parent: Parent, work: Work) -> None:
     however the run ends). All on one deep-stack thread: a thread per file would cost a malloc
     arena each, and memory with it."""
     die_with_parent(parent)
+    from detlint.run_inputs import forget
+
+    forget()  # a forked worker parses what it is sent and reads nothing: its audit events are not inputs
     try:
         import libcst  # noqa: F401
 

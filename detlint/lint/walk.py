@@ -90,9 +90,9 @@ class _Plan:
 
     __slots__ = ("visit", "leave", "fields", "libcst")
 
-    def __init__(self, visitor_cls: type, node_cls: type, own: frozenset[str]) -> None:
-        def hook(name: str) -> Optional[Callable[..., Any]]:
-            return getattr(visitor_cls, name) if name in own else None
+    def __init__(self, visitor: cst.CSTVisitor, node_cls: type, own: frozenset[str]) -> None:
+        def hook(name: str) -> Optional[Callable[..., Any]]:  # bound, as libcst finds it: getattr(visitor, ...)
+            return getattr(visitor, name) if name in own else None
 
         name = node_cls.__name__
         self.visit = hook(f"visit_{name}")
@@ -100,7 +100,7 @@ class _Plan:
         try:
             known = fields(node_cls)
             self.libcst = False
-        except (OSError, TypeError, SyntaxError, AssertionError):  # no sources, or a visit not understood
+        except Exception:  # no sources, or a visit not understood
             known, self.libcst = (), True  # such a node is walked by libcst's own visit, the same hooks
         self.fields = tuple((field, always, hook(f"visit_{name}_{field}"), hook(f"leave_{name}_{field}"))
                             for field, always in known)
@@ -116,13 +116,13 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         _walk_hooks(node, visitor)
         return
     plans: dict[type, _Plan] = {}
-    own = own_names(visitor_cls)
+    own = own_names(visitor_cls) | frozenset(getattr(visitor, "__dict__", ()))  # hooks set on the instance too
     skip = TRIVIA if not any(_TRIVIA_HOOK.match(name) for name in own) else frozenset()
 
     def plan_of(node_cls: type) -> _Plan:
         plan = plans.get(node_cls)
         if plan is None:
-            plan = plans[node_cls] = _Plan(visitor_cls, node_cls, own)
+            plan = plans[node_cls] = _Plan(visitor, node_cls, own)
         return plan
 
     def visit(node: cst.CSTNode) -> None:
@@ -130,23 +130,23 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         if plan.libcst:
             node.visit(visitor)
             return
-        if plan.visit is None or plan.visit(visitor, node) is not False:
+        if plan.visit is None or plan.visit(node) is not False:
             for field, always, before, after in plan.fields:
                 value = getattr(node, field)
                 if value is None and not always:
                     continue
                 if before is not None:
-                    before(visitor, node)
-                if type(value) is tuple or type(value) is list:
+                    before(node)
+                if isinstance(value, (tuple, list)):
                     for child in value:
                         if type(child) not in skip:
                             visit(child)
                 elif value is not None and type(value) is not cst.MaybeSentinel and type(value) not in skip:
                     visit(value)
                 if after is not None:
-                    after(visitor, node)
+                    after(node)
         if plan.leave is not None:
-            plan.leave(visitor, node)
+            plan.leave(node)
 
     visit(node)
 
@@ -155,7 +155,7 @@ def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """The same walk through the visitor's own ``on_*`` methods."""
     try:
         known = fields(type(node))
-    except (OSError, TypeError, SyntaxError, AssertionError):
+    except Exception:
         node.visit(visitor)
         return
     if visitor.on_visit(node):
@@ -164,7 +164,7 @@ def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             if value is None and not always:
                 continue
             visitor.on_visit_attribute(node, field)
-            if type(value) is tuple or type(value) is list:
+            if isinstance(value, (tuple, list)):
                 for child in value:
                     _walk_hooks(child, visitor)
             elif value is not None and type(value) is not cst.MaybeSentinel:

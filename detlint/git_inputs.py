@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import stat
 from typing import Callable, Optional
+
+from detlint.lint.files.sources import read_regular
 
 MAX_CONFIGS = 32  # configuration files followed through includes
 _USER_FILES = ("~/.gitconfig", "~/.config/git/config", "~/.config/git/ignore", "~/.config/git/attributes",
@@ -112,14 +113,6 @@ def _tree_digest(folder: str, digest: Callable[[str], Optional[str]]) -> str:
 
 def _text(path: str) -> str:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular(path, 1 << 20).decode("utf-8", errors="replace")
     except OSError:
         return ""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        return os.read(fd, 1 << 20).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from detlint.git_inputs import git_state as _git_state
+from detlint.lint.files.sources import open_regular
 
 T = TypeVar("T")
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | getattr(os, "O_DIRECTORY", 0)
@@ -151,14 +152,12 @@ def signature(path: str) -> Optional[tuple[int, ...]]:
 
 def file_digest(path: str) -> Optional[str]:
     """The SHA-256 of a regular file's bytes; None when absent, unreadable or not a regular file
-    (opened without blocking: a FIFO put in its place is not waited on)."""
+    (``open_regular``: a FIFO put in its place is not waited on)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd, _ = open_regular(path)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         digest = hashlib.sha256()
         for block in iter(lambda: os.read(fd, 1 << 20), b""):  # a huge file is not held in memory
             digest.update(block)

@@ -113,3 +113,45 @@ def test_dispatch_tables_that_name_each_other(tmp_path: Path) -> None:
             "model = A['a']()\nmodel.compile('sgd', 'mse')\nmodel.fit(np.zeros((2, 1)), np.zeros((2, 1)))\n")
     root = project(tmp_path, {"train.py": text})
     assert "6:DET101" in findings(lint(root, "."), "train.py")  # the Dense that small() makes
+
+
+def star_package(n: int, module: str) -> dict[str, str]:
+    """``pkg/__init__.py`` star-imports ``n`` modules (a model zoo's ``from .vanilla_vae import *``
+    lines); each module is ``module`` with ``{i}`` its number."""
+    files = {"pkg/__init__.py": "from .base import *\n" + "".join(f"from .m{i} import *\n" for i in range(n)),
+             "pkg/base.py": "import torch\n\n\nclass Base(torch.nn.Module):\n    pass\n"}
+    for i in range(n):
+        files[f"pkg/m{i}.py"] = module.replace("{i}", str(i))
+    return files
+
+
+TORCH_LOOP = ("opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor _ in range(3):\n"
+              "    loss = model(torch.randn(2, 3, 8, 8).cuda()).sum()\n    loss.backward()\n    opt.step()\n")
+
+
+def test_modules_of_a_star_importing_package_that_import_back_from_it(tmp_path: Path) -> None:
+    # every model imports its base class back from the package (`from models import BaseVAE` in a
+    # VAE zoo): a method of it the project does not define was looked for through each of the 20
+    # modules, then through the package again, once per path: 20 ** 4 walks, a run that never ended
+    module = ("import torch\nfrom pkg import Base\n\n\nclass M{i}(Base):\n    def __init__(self):\n"
+              "        super().__init__()\n        Base.describe(self)\n"
+              "        self.conv = torch.nn.Conv2d(3, 3, 3)\n\n"
+              "    def forward(self, x):\n        return self.conv(x)\n")
+    train = "import torch\nfrom pkg import *\n\ntorch.manual_seed(0)\nmodel = M3().cuda()\n" + TORCH_LOOP
+    root = project(tmp_path, {**star_package(20, module), "train.py": train})
+    assert findings(lint(root, "."), "train.py") == ["5:DET602"]
+
+
+def test_modules_of_a_star_importing_package_that_star_import_it_back(tmp_path: Path) -> None:
+    # a base class no module defines, looked for through star imports that form a cycle, and
+    # getattr(pkg, name)() choosing among the package's members: each module is read once, and
+    # the choice counts each model once
+    module = ("import torch\nfrom pkg import *\n\n\nclass M{i}(Mixin):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.conv = torch.nn.Conv2d(3, 3, 3)\n\n"
+              "    def forward(self, x):\n        return self.conv(x)\n")
+    train = ("import sys\nimport torch\nimport pkg\n\ntorch.manual_seed(0)\n"
+             "model = getattr(pkg, sys.argv[1])().cuda()\n" + TORCH_LOOP)
+    root = project(tmp_path, {**star_package(20, module), "train.py": train})
+    proc = lint(root, ".")
+    assert findings(proc, "train.py") == ["6:DET602"]
+    assert "one of 20 callables of pkg" in proc.stdout, proc.stdout

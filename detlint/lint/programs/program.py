@@ -368,21 +368,24 @@ class ProgramBuilder:
         return self._registered[key]
 
     def class_named(self, path: Path, facts: FileFacts, name: str, facts_of: FactsGetter,
-                    hops: int = 0) -> Receiver:
+                    hops: int = 0, seen: set | None = None) -> Receiver:
         """The project class ``name`` stands for in ``path`` (``base.BaseTrainer``, ``Net``), by the
-        file that defines it: imports and a package's re-exports are followed."""
+        file that defines it: imports and a package's re-exports are followed, each module once
+        (modules that star-import each other would otherwise be walked once per path)."""
         if name in facts.classes:
             return path, name
-        if hops >= MAX_REEXPORTS:
+        seen = set() if seen is None else seen
+        if hops >= MAX_REEXPORTS or (path, name) in seen:
             return None
+        seen.add((path, name))
         head, _, rest = name.partition(".")
         if not rest and head in facts.imports and facts.imports[head] != name:
-            return self.class_named(path, facts, facts.imports[head], facts_of, hops + 1)
+            return self.class_named(path, facts, facts.imports[head], facts_of, hops + 1, seen)
         if not rest:  # `from .resnet import *` in a package's __init__.py
             for star in facts.star_imports:
                 found = self.resolver.resolve(path, star)
                 other = facts_of(found[0]) if found and not found[1] and found[0] != path else None
-                cls = self.class_named(found[0], other, name, facts_of, hops + 1) \
+                cls = self.class_named(found[0], other, name, facts_of, hops + 1, seen) \
                     if found and other is not None and not other.error else None
                 if cls is not None:
                     return cls
@@ -393,12 +396,17 @@ class ProgramBuilder:
         other = facts_of(found[0])
         if other is None or other.error:
             return None
-        return self.class_named(found[0], other, found[1], facts_of, hops + 1)
+        return self.class_named(found[0], other, found[1], facts_of, hops + 1, seen)
 
-    def members(self, path: Path, facts: FileFacts, facts_of: FactsGetter, hops: int = 0) -> Iterator[Target]:
+    def members(self, path: Path, facts: FileFacts, facts_of: FactsGetter, hops: int = 0,
+                seen: set | None = None) -> Iterator[Target]:
         """What ``getattr(module, name)(...)`` may run: each public function of the module, and
         each public class's ``__init__``, its own or a re-exported one (a package's ``__init__.py``
-        naming its models)."""
+        naming its models). Each module once: star imports may form cycles."""
+        seen = set() if seen is None else seen
+        if path in seen:
+            return
+        seen.add(path)
         for name in facts.functions:
             if "." not in name and not name.startswith("_"):
                 yield path, name, None
@@ -425,7 +433,7 @@ class ProgramBuilder:
             resolved = self.resolver.resolve(path, star)
             other = facts_of(resolved[0]) if resolved and not resolved[1] and resolved[0] != path else None
             if other is not None and not other.error:
-                yield from self.members(resolved[0], other, facts_of, hops + 1)
+                yield from self.members(resolved[0], other, facts_of, hops + 1, seen)
 
     def method_of(self, cls: Receiver, method: str, facts_of: FactsGetter,
                   hops: int = 0) -> Optional[tuple[Path, str]]:
@@ -575,24 +583,31 @@ class ProgramBuilder:
             unsettled.update(facts.options_set)
 
         def targets(path: Path, facts: FileFacts, site: CallSite, receiver: Receiver = None,
-                    hops: int = 0) -> Iterator[Target]:
+                    hops: int = 0, seen: set | None = None) -> Iterator[Target]:
             """The functions a call may run. Recursive but bounded: each step follows a table, a
-            star import or a re-export (MAX_REEXPORTS of those at most) or shortens the name."""
+            star import or a re-export (MAX_REEXPORTS of those at most) or shortens the name, and
+            each name in each module is followed once per call (a package whose modules star-import
+            each other would otherwise be walked once per path through it: exponential)."""
             name = site.target
+            seen = set() if seen is None else seen
+            if (path, name, receiver) in seen:
+                return
+            seen.add((path, name, receiver))
             head, _, method = name.partition(".")
             if name.endswith("()") and hops < MAX_REEXPORTS:  # creator = factory(cfg); creator(...)
                 for made_path, made_scope, _ in list(targets(path, facts, CallSite(name[:-2], site.line, site.col,
-                                                                                   site.scope), None, hops + 1)):
+                                                                                   site.scope), None, hops + 1, seen)):
                     made = touch(made_path)
                     for ref in made.returns.get(made_scope or "", ()) if made is not None else ():
-                        yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None, hops + 1)
+                        yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None,
+                                           hops + 1, seen)
                 return
             if TABLE_ITEM + "." in name and hops < MAX_REEXPORTS:
                 # trainer.train() with trainer = Trainer(opt), Trainer = train_factory[task]: the
                 # method of each class the table holds (its __init__ names the class)
                 table, _, called = name.partition(TABLE_ITEM + ".")
                 classes = {cls for _, _, cls in targets(path, facts, CallSite(table, site.line, site.col, site.scope),
-                                                        None, hops + 1) if cls is not None}
+                                                        None, hops + 1, seen) if cls is not None}
                 chosen = [(found, cls) for cls in sorted(classes) for found in [self.method_of(cls, called, touch)]
                           if found is not None]
                 if len(chosen) > 1:
@@ -666,7 +681,7 @@ class ProgramBuilder:
             if name in facts.tables:  # MODELS[name](...): any function of the table may run
                 for ref in facts.tables[name] if hops < MAX_REEXPORTS else ():  # tables may name each other
                     if ref != name:
-                        yield from targets(path, facts, CallSite(ref, site.line, site.col, None), None, hops + 1)
+                        yield from targets(path, facts, CallSite(ref, site.line, site.col, None), None, hops + 1, seen)
                 # and what decorators register there (@register_model): read to find them, and
                 # only those become part of the program
                 chosen = self.registered(path, facts, name, self.facts_of) if not local_only else []
@@ -707,7 +722,7 @@ class ProgramBuilder:
                                               or head in other.imports or ("." not in name and other.star_imports)):
                         passed_on = True
                         yield from targets(found[0], other, CallSite(name, site.line, site.col, None), None,
-                                           hops + 1)
+                                           hops + 1, seen)
                 if passed_on or "." not in name:
                     return
             if head in facts.imports and not local_only and hops < MAX_REEXPORTS and (
@@ -726,7 +741,7 @@ class ProgramBuilder:
                 other = touch(other_path)
                 if other is not None and rest:
                     yield from targets(other_path, other, CallSite(rest, site.line, site.col, site.scope),
-                                       receiver, hops + 1)
+                                       receiver, hops + 1, seen)
                 return
             if "." in name:  # self.train(), trainer.fit(): a method of a class in this file
                 method = name.rsplit(".", 1)[1]

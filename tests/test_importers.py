@@ -85,3 +85,20 @@ def test_an_import_names_a_module_only_by_the_end_of_its_path(tmp_path: Path) ->
     assert found == {"lib/bare.py", "lib/named.py", "top.py", "top_from.py", "lib/sibling.py"}
     resnet = (tmp_path / "other/nets/resnet.py").resolve()
     assert {p.name for p in index.importers(resnet, 1)} == {"train.py"}
+
+
+def test_a_star_import_makes_the_importer_a_program_of_the_module(tmp_path: Path) -> None:
+    # `from run_helpers import *`: the helpers' findings are judged with the program that runs
+    # them (its call sites), as for any other import
+    from detlint.lint.programs.reach import ImportIndex
+
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "helpers.py").write_text("def f():\n    return 1\n")
+    (project / "pkg" / "models.py").write_text("def g():\n    return 2\n")
+    (project / "train.py").write_text("from helpers import *\nfrom pkg.models import *  # all of them\nf()\n")
+    (project / "other.py").write_text("import helpers_old\n")
+    index = ImportIndex(project.resolve())
+    train = (project / "train.py").resolve()
+    assert index.importers((project / "helpers.py").resolve(), 1) == [train]
+    assert index.importers((project / "pkg" / "models.py").resolve(), 1) == [train]

@@ -63,6 +63,7 @@ CPU_BLOCKS = "group:cpu-device-blocks"
 RETURNS_RECEIVER = "group:returns-receiver"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
+VALUE_MAKERS = "group:value-makers"  # torch.Tensor(...): capitalised, yet no layer or model
 TAPES = "group:gradient-tapes"
 NO_GRAD_BLOCKS = "group:gradient-free-blocks"  # with torch.no_grad(): / @torch.inference_mode()
 # what builds a Keras model: a function that does so runs ops on symbolic tensors outside any tape;
@@ -167,6 +168,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # backprop ops by scope, keyed by their call's id: whose values only reach calls that
         # pass no gradient on (gradient_sinks.py)
         self.sink_ops: dict[Optional[str], dict[int, tuple[int, int]]] = {}
+        # calls by scope (keyed the same way) and the scopes that stop a gradient somewhere
+        # (x.detach(), x.data, tf.stop_gradient): there a project call's result may be dropped
+        self.call_spots: dict[Optional[str], dict[int, tuple[int, int, int]]] = {}
+        self.stopping_scopes: set[Optional[str]] = set()
+        self.calls_start = 0  # the first call site of the top-level function being walked
         # tape steps: the tape blocks being walked, lambdas being walked, and per top-level
         # function whether it opens a tape, applies gradients, differentiates otherwise or builds
         # a model, and its ops outside every tape block (value ops written in its own body). In a
@@ -669,6 +675,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.loop_bound = None  # read when a test of a parameter asks (tested_param)
             self.nested_defs = {}
             self.stopped_names, self.returns, self.top_depth = set(), [], self.depth + 1
+            self.calls_start = len(self.facts.calls)
             self.top_no_grad = self.no_grad
             written = [dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                        for d in node.decorators if not self.stops_autograd(d.decorator)]
@@ -747,10 +754,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             flags.add("builds a model")
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply_gradients":
             flags.add("applies")  # a training step: no outer tape records it
-        if last[:1].isupper() or any(h.owner == "group:training" for h in new_hits):
+        if (last[:1].isupper() and not self._in_group(VALUE_MAKERS, qual, node)) \
+                or any(h.owner == "group:training" for h in new_hits):
             self.builders.add(scope)  # Dense(...), Generator(), model.fit(...)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "data":  # x.data: a detached view (gradient_sinks.py)
+            self.stopping_scopes.add(self.current_scope)
         if isinstance(node.value, cst.Call):  # vgg16(...).features: visited before the call itself
             self.read_attribute[id(node.value)] = node.attr.value
         if self.top_function is None and node.attr.value in ("output", "outputs", "input", "inputs"):
@@ -787,15 +797,28 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     # ---- values no gradient reaches (gradient_sinks.py) ---------------------------------------
     def judge_sinks(self, scopes: list[Optional[str]], statements: Any, module: bool) -> None:
         ops = {k: v for scope in scopes for k, v in self.sink_ops.pop(scope, {}).items()}
+        spots = {k: v for scope in scopes for k, v in self.call_spots.pop(scope, {}).items()}
+        sites = self.facts.calls[0 if module else self.calls_start:]
+        results: dict[int, tuple[int, int, int]] = {}
+        if sites and not self.stopping_scopes.isdisjoint(scopes):  # project calls' results followed too
+            kept = {(site.line, site.col) for site in sites}
+            results = {k: v for k, v in spots.items() if v[:2] in kept}
         if ops:  # ops applied to a data batch alone (data_batches.py)
             self.facts.off_gradient.extend(sorted(batch_only_ops(
                 statements, ops, lambda call: loader_constructor(self.qualify(dotted(call.func)), dotted(call.func)))))
-        if not ops or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque for scope in scopes):
+        if not (ops or results) or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque
+                                       for scope in scopes):
             return  # a block whose loss comes from a collection takes gradients its names do not show
         roles = CallRoles(stops=self.passes_no_gradient, gradient_args=self.gradient_args,
                           escapes=self.may_keep)
-        self.facts.off_gradient.extend(sorted(dead_ops(statements, ops, roles, module,
-                                                       importable=not self.facts.path.endswith(".ipynb"))))
+        dead, dropped = dead_ops(statements, ops, roles, module, importable=not self.facts.path.endswith(".ipynb"),
+                                 results=results)
+        self.facts.off_gradient.extend(sorted(dead))  # type: ignore[arg-type]
+        if dropped:
+            first = 0 if module else self.calls_start
+            for i, site in enumerate(sites, first):
+                if (site.line, site.col, 1) in dropped and not site.deferred:
+                    self.facts.calls[i] = replace(site, dropped=True)
 
     def group_matchers(self, group: str, node: cst.Call) -> list[Any]:
         """The matchers of ``group`` that ``node`` satisfies, argument conditions included."""
@@ -1649,6 +1672,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # the call graph: which project functions may run here (calls into frameworks, the
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
+        self.call_spots.setdefault(self.current_scope, {})[id(node)] = (line, col, 1)
+        if self._in_group(STOPS, qual, node) or self._in_group(NO_GRADIENT, qual, node):
+            self.stopping_scopes.add(self.current_scope)
         self.branches.note_call(name, qual, node)
         inference = bool(self.inference_branches) or training_branches.training_false(node)
         no_grad = inference or bool(self.stop_calls)

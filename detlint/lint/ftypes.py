@@ -108,6 +108,9 @@ class CallSite:
     deferred: bool = False
     # inside a device scope that places it on the CPU (``with tf.device("/cpu:0"):``)
     on_cpu: bool = False
+    # its result reaches no gradient: every use of it is detached or stopped
+    # (``z = resample(...); z = z.detach()``), so what it computes is never differentiated here
+    dropped: bool = False
 
 
 def top_scope(scope: Optional[str]) -> str:

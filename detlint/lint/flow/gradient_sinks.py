@@ -26,11 +26,12 @@ import libcst as cst
 from detlint.lint.conditions import bound_names
 from detlint.lint.walk import walk
 
-Tag = tuple[int, int]  # where the op is
+Tag = tuple[int, ...]  # where the op is: (line, col); a project call's result: (line, col, 1)
 Tags = frozenset[Tag]
 EMPTY: Tags = frozenset()
 # attributes of a tensor that carry no gradient (top_k(...).indices, x.shape)
-GRADIENT_FREE_ATTRS = frozenset({"shape", "dtype", "name", "indices", "device", "ndim", "rank"})
+GRADIENT_FREE_ATTRS = frozenset({"shape", "dtype", "name", "indices", "device", "ndim", "rank",
+                                 "data"})  # x.data: PyTorch's detached view of a tensor
 # in-place methods of a list or dict the function made itself: they add to it, nothing leaves
 ADDERS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 
@@ -63,8 +64,10 @@ class _State:
 
 
 class _Flow:
-    def __init__(self, ops: dict[int, Tag], roles: CallRoles, module: bool, importable: bool = True) -> None:
+    def __init__(self, ops: dict[int, Tag], roles: CallRoles, module: bool, importable: bool = True,
+                 results: Optional[dict[int, Tag]] = None) -> None:
         self.ops, self.roles, self.module, self.importable = ops, roles, module, importable
+        self.results = results or {}  # project calls whose result is followed like an op's
         self.escaped: set[Tag] = set()
         self.ever: dict[str, set[Tag]] = {}  # every tag a name was ever bound to
         self.shared: set[str] = set()  # names a nested function reads, or declared global
@@ -123,7 +126,9 @@ class _Flow:
             tags = receiver | frozenset().union(*(self.value(a.value, state) for a in node.args)) \
                 if node.args else receiver
             self.escaped |= tags | own
-            return frozenset(tags | own)
+            # what a project function returns is followed on: its arguments' values may be in it
+            result = {self.results[id(node)]} if id(node) in self.results else set()
+            return frozenset(tags | own | result)
         passing = self.roles.gradient_args(node)
         if passing is None:
             args = frozenset().union(*(self.value(a.value, state) for a in node.args)) if node.args else EMPTY
@@ -268,9 +273,14 @@ class _Flow:
         else:  # raise and the rest: what they read leaves
             self.leave_all(node, state)
 
-    def finish(self) -> set[Tag]:
+    def finish(self, final: _State) -> set[Tag]:
         for name in (self.ever if self.module and self.importable else self.shared):
-            self.escaped |= self.ever.get(name, set())
+            tags = self.ever.get(name, set())
+            if self.module and self.importable and name not in self.shared:
+                # an importer reads what the module leaves bound: a project call's result the
+                # module rebinds first (z = resample(...); z = z.detach()) is never read there
+                tags = {t for t in tags if len(t) == 2} | set(final.env.get(name, EMPTY))
+            self.escaped |= tags
         return self.escaped
 
 
@@ -319,11 +329,14 @@ def _locals(node: cst.CSTNode) -> set[str]:
 
 
 def dead_ops(statements: Sequence[cst.CSTNode], ops: dict[int, Tag], roles: CallRoles,
-             module: bool = False, importable: bool = True) -> set[Tag]:
+             module: bool = False, importable: bool = True,
+             results: Optional[dict[int, Tag]] = None) -> tuple[set[Tag], set[Tag]]:
     """The tags (values of ``ops``, keyed by ``id`` of their call) whose results never leave
-    ``statements`` except through calls that pass no gradient on. ``module``: the statements
-    are a module's, whose names outlive them, unless nothing can import it (a notebook): then
-    only the names its functions read do."""
-    flow = _Flow(ops, roles, module, importable)
-    flow.block(statements, _State())
-    return set(ops.values()) - flow.finish()
+    ``statements`` except through calls that pass no gradient on, and the same for the tags of
+    ``results`` (project calls: ``samples = resample(...); samples = samples.detach()`` hands no
+    gradient back into ``resample``). ``module``: the statements are a module's, whose names
+    outlive them, unless nothing can import it (a notebook): then only the names its functions
+    read do."""
+    flow = _Flow(ops, roles, module, importable, results)
+    escaped = flow.finish(flow.block(statements, _State()))
+    return set(ops.values()) - escaped, set(flow.results.values()) - escaped

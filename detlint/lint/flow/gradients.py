@@ -13,7 +13,9 @@ that none does, and both are read from the call graph the walk records:
   ``smart_inference_mode()`` that returns ``torch.no_grad()(fn)``);
 - it only computes values (it makes no layer or model and trains nothing) and runs only at module
   level outside any tape, in a file that takes its gradients only with tapes: eager code a tape
-  never records (images loaded and resized once before training).
+  never records (images loaded and resized once before training);
+- it only computes values and every caller drops its result's gradient (``z = resample(...);
+  z = z.detach()``: gradient_sinks.py follows the result like an op's).
 
 Call sites are matched to functions by their last name (``self.head.get_bboxes`` ->
 ``get_bboxes``): a name called from several places stays differentiated unless every one of them
@@ -76,7 +78,7 @@ def gradient_free(files: Iterable[FileFacts]) -> dict[str, set[str]]:
                 computes = (facts.path, scope) in values
                 # a function only code placed on the CPU runs has no GPU backward either
                 if (callers or made) and all(site.no_grad or site.on_cpu
-                                             or (computes and runs_eagerly(path, site, eager))
+                                             or (computes and (site.dropped or runs_eagerly(path, site, eager)))
                                              or (site.scope is not None and site.scope in free.get(path, ()))
                                              for path, site in callers) \
                         and all(site.on_cpu or (site.scope is not None and site.scope in free.get(path, ()))
@@ -125,13 +127,15 @@ def value_only(files: list[FileFacts]) -> set[tuple[str, str]]:
         for scope in facts.functions:
             by_name[scope.rsplit(".", 1)[-1]].append((facts.path, scope))
     out = {(facts.path, scope) for facts in files for scope in facts.functions if scope not in facts.builders}
-    callees = {key: [site.target.split(".")[-1] for site in facts.calls if site.scope == key[1]]
+    callees = {key: [(site.target.split(".")[-1], "." in site.target) for site in facts.calls if site.scope == key[1]]
                for facts in files for key in ((facts.path, s) for s in facts.functions)}
     changed = True
-    while changed:  # a call to something that is not a known function (a class) may make one
+    while changed:  # a call to something that is not a known function (a class) may make one; a
+        # method no project code defines (weights.sum()) is a library's, on a value it was given
         changed = False
         for key in sorted(out):
-            if any(not by_name.get(name) or any(c not in out for c in by_name[name]) for name in callees[key]):
+            if any(any(c not in out for c in by_name[name]) if by_name.get(name) else not method
+                   for name, method in callees[key]):
                 out.discard(key)
                 changed = True
     return out

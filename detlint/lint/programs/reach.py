@@ -20,7 +20,7 @@ from detlint.lint.programs.outline import import_statements
 from detlint.lint.files.sources import read_bytes
 
 # `import a.b as c, d` / `from .a.b import c, d`, also inside a notebook's JSON strings
-IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?import[ \t]+(?P<names>[\w., ()]+)')
+IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?import[ \t]+(?P<names>[\w., ()*]+)')
 WORD_RE = re.compile(r"\w+")
 _BYTE_WORDS = re.compile(rb"[^A-Za-z0-9_\x80-\xff]+")  # what separates words (UTF-8 letters stay in them)
 MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports

@@ -63,6 +63,7 @@ CPU_BLOCKS = "group:cpu-device-blocks"
 RETURNS_RECEIVER = "group:returns-receiver"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
+HOUSEKEEPING = "group:module-housekeeping"  # model.eval(), model.cuda(): no forward pass
 VALUE_MAKERS = "group:value-makers"  # torch.Tensor(...): capitalised, yet no layer or model
 TAPES = "group:gradient-tapes"
 NO_GRAD_BLOCKS = "group:gradient-free-blocks"  # with torch.no_grad(): / @torch.inference_mode()
@@ -142,7 +143,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.bases: list[list[str]] = []  # the base classes of each class being walked, as written
         # (scope, name) -> the project functions it may hold (``f()``: what calling f returns)
         self.function_names: dict[tuple[Optional[str], str], list[str]] = {}
-        self.frozen_models = FrozenModels()
+        self.frozen_models = FrozenModels(
+            lambda method: any(owner == HOUSEKEEPING for owner, _ in self.kb.index["method"].get(method, ())))
         self.off_default = 0  # depth of branches a run with default options never takes
         self.cpu_blocks = 0  # depth of device scopes that place what they build on the CPU
         self.depth = 0  # nesting of def/class, to merge nested defs into their top-level scope
@@ -1162,6 +1164,18 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                             refs.append(self.function_ref(ref))
             held = self.function_names.setdefault((self.current_scope, node.targets[0].target.value), [])
             held.extend(ref for ref in refs if ref not in held)
+        elif len(node.targets) == 1 and isinstance(node.targets[0].target, (cst.Tuple, cst.List)) \
+                and isinstance(node.value, cst.Subscript):
+            # make, width = ZOO[name]: an entry unpacked; each name may hold the table's functions
+            table = dotted(node.value.value)
+            if table and self.project_ref(table) and not table.startswith("self."):
+                ref = self.qualify(table) or table
+                for element in node.targets[0].target.elements:
+                    if isinstance(element.value, cst.Name):
+                        key = (self.current_scope, element.value.value)
+                        self.table_held[key] = ref
+                        held = self.function_names.setdefault(key, [])
+                        held.extend([ref] if ref not in held else [])
         self.paths.bind(self.current_scope, [n for t in node.targets for n in bound_names(t.target)], node.value,
                         self.pos(node))
         if self.top_function is not None:
@@ -1190,8 +1204,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         """A module-level dict of project functions, made whole or item by item (a model zoo's
         ``model_from_name``): what a call through it may run."""
         if isinstance(target, cst.Name):
-            refs = [dotted(e.value) for e in value.elements if isinstance(e, cst.DictElement)] \
-                if isinstance(value, cst.Dict) else None
+            # an entry may hold the function with what goes with it: {"r18": [resnet18, 512]}
+            refs = [dotted(v) for e in value.elements if isinstance(e, cst.DictElement)
+                    for v in ([x.value for x in e.value.elements] if isinstance(e.value, (cst.List, cst.Tuple))
+                              else [e.value])] if isinstance(value, cst.Dict) else None
             if refs is None:
                 self.facts.tables.pop(target.value, None)
             else:

@@ -4,13 +4,15 @@ A linear probe calls its pretrained backbone only under ``torch.no_grad()`` (or 
 parameter's ``requires_grad`` to False) and trains a classifier on the features. The backbone's
 convolutions then run forward only: their nondeterministic backward kernels never run, so no
 finding about them applies. Told by name within one file: a name every call of which runs where
-autograd records nothing, or whose parameters are all frozen by a loop, and that is never handed
-to an optimiser. The lines that bind such a name are kept; a layer built by a call on one of them
-(in this file, or in the modules that call reaches) belongs to a frozen model.
+autograd records nothing (a call of one of its parts, ``model.encoder(x)``, is a call of it; its
+housekeeping methods, ``model.eval()``, are not), or whose parameters are all frozen by a loop, and
+that is never handed to an optimiser. The lines that bind such a name are kept; a layer built by
+a call on one of them (in this file, or in the modules that call reaches) belongs to a frozen
+model.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -18,7 +20,9 @@ from detlint.lint.conditions import dotted
 
 
 class FrozenModels:
-    def __init__(self) -> None:
+    def __init__(self, housekeeping: Callable[[str], bool] = lambda method: False) -> None:
+        # model.eval(), model.cuda(): methods that run no forward pass (a KB group)
+        self.housekeeping = housekeeping
         self.calls: dict[str, list[bool]] = {}  # name -> for each call of it: without autograd?
         self.bound: dict[str, list[int]] = {}  # name -> lines of the statements that bind it
         self.frozen: set[str] = set()  # names whose every parameter is set not to need a gradient
@@ -29,6 +33,11 @@ class FrozenModels:
         name = _name(node.func)
         if name is not None:
             self.calls.setdefault(name, []).append(without_autograd)
+        if isinstance(node.func, cst.Attribute) and not self.housekeeping(node.func.attr.value):
+            # model.encoder(images): a part of the model runs, so the model does
+            held = _name(node.func.value)
+            if held is not None and held != "self":
+                self.calls.setdefault(held, []).append(without_autograd)
         for arg in node.args:  # torch.optim.SGD(model.parameters()): trained
             held = _parameters_of(arg.value)
             if held is not None:

@@ -311,6 +311,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return node.attr.value
         return None
 
+    def looked_up_option(self, func: cst.BaseExpression) -> Optional[str]:
+        """The option that names what ``getattr(m, args.arch)`` or ``m.__dict__[opts.model]``
+        looks up, if an option does."""
+        if isinstance(func, cst.Call) and len(func.args) >= 2:
+            return self.option_read(func.args[1].value)
+        if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
+            return self.option_read(func.slice[0].slice.value)
+        return None
+
     def _defines_options(self, qual: str) -> Optional[dict[str, Any]]:
         """The knowledge base's spec of a call that defines a command-line option, if it is one."""
         return next((self.kb.matcher(owner, i).defines_option for c in names.candidates(qual)
@@ -1722,7 +1731,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         elif self.namespace_lookup(node.func):
             # getattr(models, cfg.arch)(...), models.__dict__[name](...): one of the module's callables
             self.facts.calls.append(CallSite(f"{self.namespace_lookup(node.func)}.*", line, col, self.current_scope,
-                                             no_grad, inference, untaped))
+                                             no_grad, inference, untaped, key=self.looked_up_option(node.func)))
         elif isinstance(node.func, cst.Call) and dotted(node.func.func) is not None:
             # get_model(name)(config): whatever the project function returns is called
             callee = dotted(node.func.func) or ""

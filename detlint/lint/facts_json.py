@@ -29,7 +29,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
                   list(h.at) if h.at is not None else None, h.displayed, h.off_by_default]
                  for h in facts.hits],
         "calls": [[c.target, c.line, c.col, c.scope, c.no_grad, c.inference, c.untaped, c.deferred, c.on_cpu,
-                   c.dropped]
+                   c.dropped, c.key]
                   for c in facts.calls],
         "functions": facts.functions, "classes": facts.classes, "bases": facts.bases, "imports": facts.imports,
         "import_lines": facts.import_lines, "relative_imports": [list(r) for r in facts.relative_imports],
@@ -137,10 +137,10 @@ def _hit(row: Any) -> Hit:
 
 
 def _call(row: Any) -> CallSite:
-    row = _list(row, 10)
+    row = _list(row, 11)
     return CallSite(target=_str(row[0]), line=_line(row[1]), col=_col(row[2]), scope=_opt_str(row[3]),
                     no_grad=_bool(row[4]), inference=_bool(row[5]), untaped=_bool(row[6]), deferred=_bool(row[7]),
-                    on_cpu=_bool(row[8]), dropped=_bool(row[9]))
+                    on_cpu=_bool(row[8]), dropped=_bool(row[9]), key=_opt_str(row[10]))
 
 
 def _position(value: Any) -> int:

@@ -111,6 +111,9 @@ class CallSite:
     # its result reaches no gradient: every use of it is detached or stopped
     # (``z = resample(...); z = z.detach()``), so what it computes is never differentiated here
     dropped: bool = False
+    # the command-line option that names what a lookup by name calls (``getattr(models,
+    # args.arch)(...)``: ``arch``): its default is the candidate a run with the defaults takes
+    key: Optional[str] = None
 
 
 def top_scope(scope: Optional[str]) -> str:

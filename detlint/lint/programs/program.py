@@ -84,6 +84,9 @@ class Program:
     # call sites that run one of several project callables chosen at run time (getattr(models,
     # name)(...)), by (file, line): what a message says of code reached through them
     choices: dict[tuple[Path, int], str] = field(default_factory=dict)
+    # the candidates of a lookup by name a run with the default options does not take (the
+    # --model default names another one), by where the lookup is
+    off_choices: dict[tuple[Path, int], set[tuple[Path, Optional[str]]]] = field(default_factory=dict)
     # (file, class, attribute) -> the project class of the object its constructor was given and
     # keeps there (Trainer(netD=netD) with self.netD = netD): what self.netD.train_step() runs
     kept: dict[tuple[Path, str, str], tuple[Path, str]] = field(default_factory=dict)
@@ -652,6 +655,13 @@ class ProgramBuilder:
                         chosen.append(target)
                     if len(chosen) > 1:
                         program.choices[(path, site.line)] = f"one of {len(chosen)} callables of {name[:-2]}"
+                        default = options.get(site.key) if site.key and site.key not in unsettled else None
+                        named = [t for t in chosen if isinstance(default, str)
+                                 and t[1] in (default, f"{default}.__init__")]
+                        if named:  # --model defaults to one of them: the others run only on request
+                            program.off_choices[(path, site.line)] = {(t[0], t[1]) for t in chosen if t not in named}
+                            program.choices[(path, site.line)] = (f"--{site.key} defaults to {default} "
+                                                                  f"(one of {len(chosen)} callables of {name[:-2]})")
                     yield from chosen
                 return
             if head == "self" and receiver is not None and "." not in method and not local_only:
@@ -820,12 +830,14 @@ class ProgramBuilder:
                 else:
                     found = list(targets(path, facts, event, receiver))
                     self._note_kept(program, path, facts, event, found, touch)
+                    unchosen = program.off_choices.get((path, event.line), set())
                     for other_path, other_scope, other_self in found + self.overrides(found, program, path, line,
                                                                                        touch):
                         program.callers.setdefault((other_path, other_scope), set()).add((path, line, scope))
                         yield (other_path, other_scope,
                                None if other_path == program.entry and anchor is None else here, depth,
-                               via + ((path, line),), other_self, off(line, col),
+                               via + ((path, line),), other_self,
+                               off(line, col) or ((path, line) if (other_path, other_scope) in unchosen else None),
                                passed(facts, event, bindings, touch(other_path), other_scope))
 
         # the walks under way, innermost last: a stack, not recursion, so a chain of a thousand

@@ -440,3 +440,24 @@ def test_op_determinism_makes_a_parallel_stateful_random_map_repeat() -> None:
     """
     first, second = run_tf(code).stdout, run_tf(code).stdout
     assert first == second and len(first.split(",")) == 400
+
+
+def test_a_graph_seed_reaches_only_the_graph_it_is_set_in() -> None:
+    # DET101 (tf-seeders scoped-by tf-graphs): a seed set before `with tf.Graph().as_default():`
+    # leaves the new graph unseeded; one set first inside the block seeds it
+    proc = run_tf("""
+        import tensorflow as tf
+        tf.compat.v1.set_random_seed(1)
+
+        def draw(seed_inside):
+            with tf.Graph().as_default():
+                if seed_inside:
+                    tf.compat.v1.set_random_seed(1)
+                value = tf.compat.v1.random.uniform([4])
+                with tf.compat.v1.Session() as session:
+                    return session.run(value).tolist()
+
+        print("OUTSIDE", draw(False) == draw(False))
+        print("INSIDE", draw(True) == draw(True))
+    """)
+    assert "OUTSIDE False" in proc.stdout and "INSIDE True" in proc.stdout, proc.stdout

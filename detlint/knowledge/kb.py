@@ -36,7 +36,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "unless-one-index", "receiver-named", "outside-try"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
-                "each-site", "yields-to"}
+                "each-site", "yields-to", "message-scoped"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
                "edit-value", "wrap-call")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
@@ -171,6 +171,12 @@ class Group:
     # a rule whose match of the same call later in the same function takes a member back: a
     # seed followed there by a reseed from entropy (``random.seed(0)`` ... ``random.seed(None)``)
     undone_by: Optional[str] = None
+    # a provider of this group reaches only the uses in the same block that one of this other
+    # group's objects opens (a graph seed set outside `with tf.Graph().as_default():` seeds
+    # another graph than the one built inside)
+    scoped_by: Optional[str] = None
+    # the methods that open such a block on an object of this group (``as_default``)
+    opens_with: tuple[str, ...] = ()
     framework: str = DEFAULT_FRAMEWORK
     extends: Optional[str] = None  # a group of another framework this one adds its matchers to
     # present in every program when a setting has one of these values (keras-backend = "jax"),
@@ -655,6 +661,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             matchers=reader.matchers(spec.get("matchers", []), f"{where}.matchers"),
             imports=tuple(spec.get("imports", ())), marks_entry=bool(spec.get("marks-entry", False)),
             undone_by=spec.get("undone-by"), framework=reader.framework, extends=spec.get("extends"),
+            scoped_by=spec.get("scoped-by"), opens_with=tuple(spec.get("opens-with", ())),
             when_setting={str(k): tuple(str(x) for x in v) for k, v in (spec.get("when-setting") or {}).items()},
             when_package=reader.when_package(spec.get("when-package"), f"{where}.when-package"),
         )
@@ -753,6 +760,8 @@ def _check_references(kb: KnowledgeBase) -> None:
     for group in kb.groups.values():
         if group.undone_by is not None and group.undone_by not in kb.rules:
             raise KnowledgeBaseError(f"group {group.name}.undone-by: unknown rule {group.undone_by!r}")
+        if group.scoped_by is not None and not kb.groups.get(group.scoped_by, group).opens_with:
+            raise KnowledgeBaseError(f"group {group.name}.scoped-by: {group.scoped_by!r} is no group with opens-with")
     for rule in kb.rules.values():
         unknown = set(rule.explains) - set(DIVERGE_EXPLAINS)
         if unknown:

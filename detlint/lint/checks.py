@@ -44,6 +44,9 @@ class Evaluator:
         # scopes of the functions its tf.data stages run
         self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         self._unseen_provider: Optional[TraceHit] = None  # set by _check_program for its findings
+        # set by _check_program for its findings: (the block, the seed outside it) where uses in a
+        # scope group's block are reached by no provider inside it
+        self._scoped: Optional[tuple[tuple[int, int, int, int], Optional[TraceHit]]] = None
         self._trained_kernels: Optional[set[str]] = None  # set by program_diagnostics (None: any)
         # is this module a test, benchmark, demo or plotting tool (the not-training setting)? Set
         # by the linter, which knows the project root
@@ -484,6 +487,7 @@ class Evaluator:
                        thrown_away: Any = None) -> list[tuple[TraceHit, list[TraceHit], Optional[TraceHit]]]:
         """What to report: (where, the uses, the late provider) once per program, or once per
         offending use for ``each-site`` checks."""
+        self._scoped = None
         present = check.get("when-present")
         witness = [th for th in program.all_hits if present and in_group(th, present)]
         if present and not witness and f"group:{present}" not in self.assumed({th.hit.owner for th in program.all_hits}):
@@ -507,6 +511,17 @@ class Evaluator:
         unseen = [th for th in providers if not th.ordered and th.path != program.entry]
         providers = [th for th in providers if th.ordered or th.path == program.entry]
         self._unseen_provider = unseen[0] if unseen and not providers else None
+        scoped_by = self.kb.groups[required].scoped_by if required in self.kb.groups else None
+        if scoped_by and program.scopes and check.get("message-scoped"):
+            # a graph seed reaches the graph it is set in: uses built in a `with
+            # tf.Graph().as_default():` block of the entry need a seed set inside that block
+            spans = [s[1:] for s in program.scopes if s[0] == scoped_by]
+            covered = {_block_of(spans, th) for th in providers}
+            stray = [u for u in uses if _block_of(spans, u) is not None and _block_of(spans, u) not in covered]
+            if stray:
+                block = spans[_block_of(spans, stray[0])]
+                self._scoped = (block, providers[0] if providers else None)
+                return [(stray[0], stray, None)]
         late_after: Optional[TraceHit] = None
         if providers:
             if not check.get("order") or any(not p.ordered for p in providers):
@@ -620,6 +635,12 @@ class Evaluator:
         # a source's own message (a library that draws on its own terms) wins over the rule's
         template = message_late if late_after is not None and message_late else (
             matcher.message if matcher.message and kind == "group" else check.get("message") or rule.message)
+        scoped, block_at = self._scoped, ""
+        if scoped is not None:  # built in a block whose graph the program's seed does not reach
+            (line, _, _, _), provider = scoped
+            template, block_at = check["message-scoped"], where_of(program.entry, line)
+            late = (f"the seed at {where_of(provider.path, provider.hit.span[0])} is set on another graph"
+                    if provider is not None else "no seed is set inside it")
         label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
             else pretty(first.hit.api)
         condition = WHEN_RE.search(first.hit.detail)  # shuffle=(mode == "train"): for which runs
@@ -630,14 +651,14 @@ class Evaluator:
                          version=self.version(rule), keras=self.keras_major, fix=self.fix_text(rule),
                          seeded_at=late, seed=self.settings.seed, detail=first.hit.detail,
                          value=first.hit.detail.partition(":")[2], use=pretty(use.hit.api),
-                         use_at=where_of(use.path, use.hit.span[0]), program=program_name)
+                         use_at=where_of(use.path, use.hit.span[0]), program=program_name, block_at=block_at)
         if at_site:
             diag = self._diagnostic(rule, message, display, first.hit)
         else:
             diag = self._diagnostic(rule, message, display, first.hit, line=first.anchor_line, col=first.anchor_col)
         if not at_site and diag.fix_spec and diag.fix_spec.get("action") != "insert":
             diag.fix_spec = None  # the code to change is in another module; the message names it
-        if check.get("no-fix"):
+        if check.get("no-fix") or scoped is not None:
             diag.fix_spec = None  # the message says what to change; the rule's fix would not do it
         if diag.fix_spec and diag.fix_spec.get("rewrite-ops"):
             wanted = set(diag.fix_spec["rewrite-ops"])
@@ -647,6 +668,16 @@ class Evaluator:
                     span = (th.hit.line, th.hit.col, th.hit.end_line, th.hit.end_col)
                     diag.rewrite_sites.append((str(th.path), span, key))
         return diag
+
+
+def _block_of(spans: list[tuple[int, int, int, int]], th: TraceHit) -> Optional[int]:
+    """The innermost of ``spans`` (blocks of the entry) where ``th`` runs, if any: by where the
+    entry reaches it."""
+    if not th.ordered:
+        return None
+    at = (th.anchor_line, th.anchor_col)
+    inside = [i for i, (l0, c0, l1, c1) in enumerate(spans) if (l0, c0) <= at <= (l1, c1)]
+    return max(inside, key=lambda i: spans[i][:2]) if inside else None
 
 
 def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, int]],

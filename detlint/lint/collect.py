@@ -788,6 +788,23 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.tapes -= sum(1 for item in original_node.items if self.is_tape(item.item))
         self.no_grad -= sum(1 for item in original_node.items if self.stops_autograd(item.item))
 
+    def opened_scope(self, node: cst.BaseExpression) -> Optional[str]:
+        """The scope group whose block ``node`` opens (``tf.Graph().as_default()``, ``g.as_default()``
+        with ``g = tf.Graph()``), if any."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            return None
+        receiver, method = node.func.value, node.func.attr.value
+        for group in self.kb.groups.values():
+            if method not in group.opens_with:
+                continue
+            if isinstance(receiver, cst.Call) and self.group_matchers(f"group:{group.name}", receiver):
+                return group.name
+            kind = self.type_of(receiver) if isinstance(receiver, cst.Name) else None
+            if kind and any(owner == f"group:{group.name}" for c in names.candidates(kind)
+                            for owner, _ in self.kb.index["call"].get(c, ())):
+                return group.name
+        return None
+
     def on_cpu(self, node: cst.BaseExpression) -> bool:
         """``tf.device("/cpu:0")``: what is built inside runs on the CPU, never a GPU kernel."""
         return isinstance(node, cst.Call) and bool(self.group_matchers(CPU_BLOCKS, node))
@@ -1233,6 +1250,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         return not self.external(self.qualify(ref), ref)
 
     def visit_With(self, node: cst.With) -> None:
+        for item in node.items:  # with tf.Graph().as_default(): a block a scoped seed stays in
+            opened = self.opened_scope(item.item)
+            if opened is not None:
+                self.facts.scopes.append((opened, *self.pos(node)))
         self.cpu_blocks += sum(1 for item in node.items if self.on_cpu(item.item))
         self.no_grad += sum(1 for item in node.items if self.stops_autograd(item.item))
         opened = sum(1 for item in node.items if self.is_tape(item.item))

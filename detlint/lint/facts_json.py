@@ -46,6 +46,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "safe_defaults": [list(d) for d in facts.safe_defaults],
         "evaluation_spans": [list(span) for span in facts.evaluation_spans],
         "off_default_spans": [list(span) for span in facts.off_default_spans],
+        "scopes": [list(scope) for scope in facts.scopes],
         "options": facts.options, "options_set": facts.options_set, "params": facts.params,
         "call_args": facts.call_args, "config_files": facts.config_files,
         "option_tests": [[form, list(body), list(orelse) if orelse else None, list(after) if after else None]
@@ -103,6 +104,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         safe_defaults=[(_line(a), _col(b), _str(c)) for a, b, c in (_list(row, 3) for row in _list(doc.get("safe_defaults")))],
         evaluation_spans=[_span(row) for row in _list(doc.get("evaluation_spans"))],
         off_default_spans=[_span(row) for row in _list(doc.get("off_default_spans"))],
+        scopes=[_scope(row) for row in _list(doc.get("scopes", []))],
         options={_str(k): v for k, v in _dict(doc.get("options")).items() if _plain(v)},
         options_set=[_str(v) for v in _list(doc.get("options_set"))],
         params={_str(k): [_param_row(row) for row in _list(rows)] for k, rows in _dict(doc.get("params")).items()},
@@ -134,6 +136,11 @@ def _hit(row: Any) -> Hit:
                arg_ref=_opt_str(row[9]), arg_span=None if row[10] is None else _span(row[10]),
                version_guarded=_bool(row[11]), at=None if row[12] is None else _span(row[12]),
                displayed=_bool(row[13]), off_by_default=_bool(row[14]))
+
+
+def _scope(row: Any) -> tuple[str, int, int, int, int]:
+    row = _list(row, 5)
+    return _str(row[0]), _line(row[1]), _col(row[2]), _line(row[3]), _col(row[4])
 
 
 def _call(row: Any) -> CallSite:

@@ -168,6 +168,9 @@ class FileFacts:
     # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`
     # with the flag off by default): what is imported or called there runs only on request
     off_default_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # `with` statements that open a block of a scope group (`with tf.Graph().as_default():`),
+    # by that group's name: a scoped provider reaches only the uses in its own block
+    scopes: list[tuple[str, int, int, int, int]] = field(default_factory=list)
     # the command-line options the file defines, with their defaults (values a cache keeps), and
     # those it assigns (`args.seed = ...`: no longer the default); tests of options this file does
     # not define: [form, body span, else span or None, span after it when its body returns or None]

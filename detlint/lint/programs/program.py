@@ -87,6 +87,8 @@ class Program:
     # the candidates of a lookup by name a run with the default options does not take (the
     # --model default names another one), by where the lookup is
     off_choices: dict[tuple[Path, int], set[tuple[Path, Optional[str]]]] = field(default_factory=dict)
+    # the entry's blocks of scope groups (FileFacts.scopes): where a scoped provider reaches
+    scopes: list[tuple[str, int, int, int, int]] = field(default_factory=list)
     # (file, class, attribute) -> the project class of the object its constructor was given and
     # keeps there (Trainer(netD=netD) with self.netD = netD): what self.netD.train_step() runs
     kept: dict[tuple[Path, str, str], tuple[Path, str]] = field(default_factory=dict)
@@ -462,6 +464,8 @@ class ProgramBuilder:
         entry = entry.resolve()
         program = Program(entry=entry)
         self._trace(program, local_only)
+        facts = self.facts_of(entry)
+        program.scopes = list(facts.scopes) if facts is not None else []
         if not local_only and self.launch_hits is not None:
             # what its launchers set holds before its first line runs
             started = [TraceHit(hit, entry, 0, 0, True) for hit in self.launch_hits(entry)]

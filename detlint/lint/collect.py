@@ -1155,7 +1155,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # DET106, seeded from a value that changes every run), not the draw that makes it
         self.seed_values += _names_a_seed(node.targets)
         if len(node.targets) == 1:
-            self.frozen_models.note_bind(node.targets[0].target, self.pos(node)[0])
+            self.frozen_models.note_bind(node.targets[0].target, self.pos(node)[0], node.value)
             if assigned_step(node.targets[0].target, node.value):  # theta = theta - lr * grads
                 self.match_names("shape", GRADIENT_STEP, node)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):

@@ -6,9 +6,10 @@ convolutions then run forward only: their nondeterministic backward kernels neve
 finding about them applies. Told by name within one file: a name every call of which runs where
 autograd records nothing (a call of one of its parts, ``model.encoder(x)``, is a call of it; its
 housekeeping methods, ``model.eval()``, are not), or whose parameters are all frozen by a loop, and
-that is never handed to an optimiser. The lines that bind such a name are kept; a layer built by
-a call on one of them (in this file, or in the modules that call reaches) belongs to a frozen
-model.
+that is never handed to an optimiser; and what such a model was made from (``model =
+Wrapper(encoder)``) where nothing else runs it with autograd or trains it. The lines that bind
+such a name are kept; a layer built by a call on one of them (in this file, or in the modules
+that call reaches) belongs to a frozen model.
 """
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ class FrozenModels:
         self.frozen: set[str] = set()  # names whose every parameter is set not to need a gradient
         self.optimised: set[str] = set()  # names whose parameters an optimiser (or anything) is given
         self.conditions = 0  # depth of `if` statements being walked: a freeze under one may not run
+        # name -> the names handed to the call that made it: `model = SimCLR(encoder, ...)` holds
+        # `encoder`, which is frozen with it when nothing else runs or trains it
+        self.parts: dict[str, set[str]] = {}
 
     def note_call(self, node: cst.Call, without_autograd: bool) -> None:
         name = _name(node.func)
@@ -48,10 +52,16 @@ class FrozenModels:
             if held is not None:
                 self.frozen.add(held)
 
-    def note_bind(self, target: cst.BaseExpression, line: int) -> None:
+    def note_bind(self, target: cst.BaseExpression, line: int, value: Optional[cst.BaseExpression] = None) -> None:
         name = _name(target)
         if name is not None:
             self.bound.setdefault(name, []).append(line)
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and isinstance(value.func.value, cst.Call):
+                value = value.func.value  # Wrapper(encoder).cuda(): what Wrapper(...) was given
+            if isinstance(value, cst.Call):
+                self.parts.setdefault(name, set()).update(
+                    held for held in (_name(arg.value) for arg in value.args) if held is not None and held != name)
 
     def note_loop(self, node: cst.For) -> None:
         """``for p in backbone.parameters(): p.requires_grad = False`` (unconditionally)."""
@@ -71,13 +81,18 @@ class FrozenModels:
 
     def lines(self) -> list[int]:
         """The lines binding a frozen model."""
-        out = []
-        for name, lines in self.bound.items():
-            called = self.calls.get(name, [])
-            frozen = name in self.frozen or (bool(called) and all(called) and name not in self.optimised)
-            if frozen:
-                out.extend(lines)
-        return sorted(set(out))
+        frozen = {name for name in self.bound if name in self.frozen or (
+            bool(self.calls.get(name)) and all(self.calls[name]) and name not in self.optimised)}
+        grown = True
+        while grown:  # a part of a frozen model that nothing else runs with autograd or trains
+            grown = False
+            for name in list(frozen):
+                for part in self.parts.get(name, ()):
+                    if part not in frozen and part in self.bound and part not in self.optimised \
+                            and all(self.calls.get(part, [])):
+                        frozen.add(part)
+                        grown = True
+        return sorted({line for name in frozen for line in self.bound[name]})
 
 
 def _name(node: cst.BaseExpression) -> Optional[str]:

@@ -61,6 +61,9 @@ def default_truth(test: cst.BaseExpression, option_default: OptionDefault) -> Op
             if isinstance(op, kind) and numbers:
                 return compare(value, literal)  # `if args.seed < 0:` with --seed defaulting to 0
         return None
+    literal = _literal(node)
+    if literal is not _UNKNOWN:  # `if False:` around a demo, `if 0:`: never taken
+        return bool(literal)
     known, value = option_default(node)
     return bool(value) if known else None
 

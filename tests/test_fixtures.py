@@ -67,3 +67,21 @@ def test_an_unknown_value_is_reported_with_the_value_that_makes_it_a_problem() -
     messages = sorted(d.message for d in diags)
     assert "sloppy=is_training [when is_training is True]" in messages[1]
     assert "deterministic=keep_order [when keep_order is False]" in messages[0]
+
+
+def test_a_seed_on_another_graph_is_named_and_no_seed_is_inserted_at_the_top() -> None:
+    files = [FIXTURES / "programs" / "graph_block_seed" / "seeded_outside.py"]
+    (det101,) = [d for d in lint_paths(files, "1.15") if d.code == "DET101"]
+    assert "in the graph made the default at tests/fixtures/programs/graph_block_seed/seeded_outside.py:11" \
+        in det101.message
+    assert "the seed at tests/fixtures/programs/graph_block_seed/seeded_outside.py:6 is set on another graph" \
+        in det101.message
+    assert "as the first statement inside that block" in det101.message
+    assert det101.fix_spec is None  # a seed right after the imports would seed the wrong graph
+
+
+def test_a_model_the_option_default_does_not_name_is_only_possible() -> None:
+    files = sorted((FIXTURES / "programs" / "model_by_option").rglob("*.py"))
+    (det603,) = lint_paths(files, fixture_version(files), **fixture_overrides(files), **{"min-confidence": "possible"})
+    assert det603.confidence == "possible"
+    assert det603.unsure == "only on a branch a run with the defaults does not take (train.py:17)"

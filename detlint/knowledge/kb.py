@@ -760,7 +760,8 @@ def _check_references(kb: KnowledgeBase) -> None:
     for group in kb.groups.values():
         if group.undone_by is not None and group.undone_by not in kb.rules:
             raise KnowledgeBaseError(f"group {group.name}.undone-by: unknown rule {group.undone_by!r}")
-        if group.scoped_by is not None and not kb.groups.get(group.scoped_by, group).opens_with:
+        scope = kb.groups.get(group.scoped_by) if group.scoped_by is not None else None
+        if group.scoped_by is not None and (scope is None or not scope.opens_with):
             raise KnowledgeBaseError(f"group {group.name}.scoped-by: {group.scoped_by!r} is no group with opens-with")
     for rule in kb.rules.values():
         unknown = set(rule.explains) - set(DIVERGE_EXPLAINS)

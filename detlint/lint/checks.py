@@ -512,14 +512,15 @@ class Evaluator:
         providers = [th for th in providers if th.ordered or th.path == program.entry]
         self._unseen_provider = unseen[0] if unseen and not providers else None
         scoped_by = self.kb.groups[required].scoped_by if required in self.kb.groups else None
-        if scoped_by and program.scopes and check.get("message-scoped"):
+        if scoped_by and program.scopes and check.get("message-scoped") and all(p.ordered for p in providers):
             # a graph seed reaches the graph it is set in: uses built in a `with
             # tf.Graph().as_default():` block of the entry need a seed set inside that block
             spans = [s[1:] for s in program.scopes if s[0] == scoped_by]
-            covered = {_block_of(spans, th) for th in providers}
-            stray = [u for u in uses if _block_of(spans, u) is not None and _block_of(spans, u) not in covered]
+            ids = {id(th.hit) for th in providers}  # where the trace ran them (the calls that led there)
+            covered = {_block_of(spans, th, program.entry) for th in program.trace if id(th.hit) in ids}
+            stray = [u for u in uses if _block_of(spans, u, program.entry) not in covered | {None}]
             if stray:
-                block = spans[_block_of(spans, stray[0])]
+                block = spans[_block_of(spans, stray[0], program.entry)]
                 self._scoped = (block, providers[0] if providers else None)
                 return [(stray[0], stray, None)]
         late_after: Optional[TraceHit] = None
@@ -670,13 +671,15 @@ class Evaluator:
         return diag
 
 
-def _block_of(spans: list[tuple[int, int, int, int]], th: TraceHit) -> Optional[int]:
-    """The innermost of ``spans`` (blocks of the entry) where ``th`` runs, if any: by where the
-    entry reaches it."""
+def _block_of(spans: list[tuple[int, int, int, int]], th: TraceHit, entry: Path) -> Optional[int]:
+    """The innermost of ``spans`` (blocks of the entry) where ``th`` runs, if any: the block that
+    holds it or one of the entry's calls the trace reached it through (a seed helper of the entry
+    called first inside the block runs there)."""
     if not th.ordered:
         return None
-    at = (th.anchor_line, th.anchor_col)
-    inside = [i for i, (l0, c0, l1, c1) in enumerate(spans) if (l0, c0) <= at <= (l1, c1)]
+    places = [(th.anchor_line, th.anchor_col)] + [(line, 0) for path, line in th.via if path == entry]
+    inside = [i for i, (l0, c0, l1, c1) in enumerate(spans)
+              if any((l0, c0) <= at <= (l1, c1) or l0 < at[0] <= l1 for at in places)]
     return max(inside, key=lambda i: spans[i][:2]) if inside else None
 
 

@@ -173,6 +173,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # calls by scope (keyed the same way) and the scopes that stop a gradient somewhere
         # (x.detach(), x.data, tf.stop_gradient): there a project call's result may be dropped
         self.call_spots: dict[Optional[str], dict[int, tuple[int, int, int]]] = {}
+        self.callee_at: dict[tuple[int, int], str] = {}  # the last name a call's own callee is written with
         self.stopping_scopes: set[Optional[str]] = set()
         self.calls_start = 0  # the first call site of the top-level function being walked
         # tape steps: the tape blocks being walked, lambdas being walked, and per top-level
@@ -845,7 +846,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if dropped:
             first = 0 if module else self.calls_start
             for i, site in enumerate(sites, first):
-                if (site.line, site.col, 1) in dropped and not site.deferred:
+                # the call's own callee only: a function handed to it (train(net, loss_fn)) runs
+                # there, and what it computes may train whatever the call returns
+                if (site.line, site.col, 1) in dropped and not site.deferred \
+                        and site.target.rsplit(".", 1)[-1] == self.callee_at.get((site.line, site.col)):
                     self.facts.calls[i] = replace(site, dropped=True)
 
     def group_matchers(self, group: str, node: cst.Call) -> list[Any]:
@@ -1719,6 +1723,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # standard library and builtins cannot, and are most calls: they are not kept)
         line, col = self.pos(node)[:2]
         self.call_spots.setdefault(self.current_scope, {})[id(node)] = (line, col, 1)
+        self.callee_at[(line, col)] = (name or "").rsplit(".", 1)[-1]
         if self._in_group(STOPS, qual, node) or self._in_group(NO_GRADIENT, qual, node):
             self.stopping_scopes.add(self.current_scope)
         self.branches.note_call(name, qual, node)

@@ -137,6 +137,9 @@ class Linter:
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
         self._gradient_free: dict[frozenset[Path], dict[str, set[str]]] = {}  # by the files judged
+        # tensor methods that return a new value and change nothing (KB group pure-methods)
+        self.pure_methods = frozenset(name for name, owners in self.kb.index["method"].items()
+                                      if any(owner == "group:pure-methods" for owner, _ in owners))
         self._not_training: dict[Path, bool] = {}  # not_training's answers
         self._import_index: Optional[ImportIndex] = None
         self._entries: dict[Path, bool] = {}  # is_entry's answers
@@ -741,7 +744,7 @@ class Linter:
                     files[module] = other
         key = frozenset(files)
         if key not in self._gradient_free:
-            self._gradient_free[key] = gradients.gradient_free(files.values())
+            self._gradient_free[key] = gradients.gradient_free(files.values(), self.pure_methods)
         return frozenset(self._gradient_free[key].get(facts.path, ()))
 
     def entries_importing(self, module: Path) -> list[Path]:

@@ -108,8 +108,9 @@ class CallSite:
     deferred: bool = False
     # inside a device scope that places it on the CPU (``with tf.device("/cpu:0"):``)
     on_cpu: bool = False
-    # its result reaches no gradient: every use of it is detached or stopped
-    # (``z = resample(...); z = z.detach()``), so what it computes is never differentiated here
+    # the call's own result reaches no gradient: every use of it is detached or stopped
+    # (``z = resample(...); z = z.detach()``), so what its callee returns is never differentiated
+    # here (set only on the record of the callee, never on a function handed to the call)
     dropped: bool = False
     # the command-line option that names what a lookup by name calls (``getattr(models,
     # args.arch)(...)``: ``arch``): its default is the candidate a run with the defaults takes

@@ -32,6 +32,7 @@ class FrozenModels:
         # name -> the names handed to the call that made it: `model = SimCLR(encoder, ...)` holds
         # `encoder`, which is frozen with it when nothing else runs or trains it
         self.parts: dict[str, set[str]] = {}
+        self.handed: dict[str, int] = {}  # name -> how many calls it is handed to
 
     def note_call(self, node: cst.Call, without_autograd: bool) -> None:
         name = _name(node.func)
@@ -42,6 +43,10 @@ class FrozenModels:
             held = _name(node.func.value)
             if held is not None and held != "self":
                 self.calls.setdefault(held, []).append(without_autograd)
+        for arg in node.args:
+            held = _name(arg.value)
+            if held is not None:
+                self.handed[held] = self.handed.get(held, 0) + 1
         for arg in node.args:  # torch.optim.SGD(model.parameters()): trained
             held = _parameters_of(arg.value)
             if held is not None:
@@ -59,7 +64,9 @@ class FrozenModels:
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and isinstance(value.func.value, cst.Call):
                 value = value.func.value  # Wrapper(encoder).cuda(): what Wrapper(...) was given
-            if isinstance(value, cst.Call):
+            maker = dotted(value.func) if isinstance(value, cst.Call) else None
+            # a class made from it holds it (SimCLR(encoder)); a copy or a builder function need not
+            if maker and maker.rsplit(".", 1)[-1][:1].isupper():
                 self.parts.setdefault(name, set()).update(
                     held for held in (_name(arg.value) for arg in value.args) if held is not None and held != name)
 
@@ -81,16 +88,18 @@ class FrozenModels:
 
     def lines(self) -> list[int]:
         """The lines binding a frozen model."""
-        frozen = {name for name in self.bound if name in self.frozen or (
-            bool(self.calls.get(name)) and all(self.calls[name]) and name not in self.optimised)}
+        unused = {name for name in self.bound if bool(self.calls.get(name)) and all(self.calls[name])
+                  and name not in self.optimised}  # run only without autograd
+        frozen = unused | {name for name in self.bound if name in self.frozen}
         grown = True
-        while grown:  # a part of a frozen model that nothing else runs with autograd or trains
+        while grown:  # a part of such a model that nothing else runs with autograd, trains or is given
             grown = False
-            for name in list(frozen):
+            for name in list(unused):
                 for part in self.parts.get(name, ()):
                     if part not in frozen and part in self.bound and part not in self.optimised \
-                            and all(self.calls.get(part, [])):
+                            and all(self.calls.get(part, [])) and self.handed.get(part, 0) == 1:
                         frozen.add(part)
+                        unused.add(part)
                         grown = True
         return sorted({line for name in frozen for line in self.bound[name]})
 

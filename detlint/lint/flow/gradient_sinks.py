@@ -155,8 +155,8 @@ class _Flow:
             if isinstance(item, cst.Name) and item.value not in own:
                 self.shared.add(item.value)
                 self.escaped |= state.env.get(item.value, EMPTY)
-            elif isinstance(item, cst.Call) and id(item) in self.ops:
-                self.escaped.add(self.ops[id(item)])
+            elif isinstance(item, cst.Call) and (id(item) in self.ops or id(item) in self.results):
+                self.escaped.add(self.ops[id(item)] if id(item) in self.ops else self.results[id(item)])
             stack.extend(item.children)
 
     # ---- bindings ----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from detlint.lint.programs.program import MAIN_GUARD
 FRAMEWORK_CALLED = frozenset({"call", "__call__", "train_step", "compute_loss", "model_fn", "forward"})
 
 
-def gradient_free(files: Iterable[FileFacts]) -> dict[str, set[str]]:
+def gradient_free(files: Iterable[FileFacts], pure: frozenset[str] = frozenset()) -> dict[str, set[str]]:
     """For each file (by path), its functions that never get a gradient (or get it only on the
     CPU: no GPU backward kernel runs for them), judged over the call sites of ``files`` (the
     modules of the training programs that run them)."""
@@ -61,7 +61,7 @@ def gradient_free(files: Iterable[FileFacts]) -> dict[str, set[str]]:
     for facts in files:
         free[facts.path].update(scope for scope, names in facts.decorators.items()
                                 if no_grad_decorators.intersection(names))
-    values = value_only(files)
+    values = value_only(files, pure)
     eager = eager_scopes(files, sites)
     changed = True
     while changed:  # least fixed point: a cycle of calls with no gradient-free way in stays live
@@ -118,7 +118,7 @@ def eager_scopes(files: list[FileFacts], sites: dict[Any, list[tuple[str, CallSi
     return eager
 
 
-def value_only(files: list[FileFacts]) -> set[tuple[str, str]]:
+def value_only(files: list[FileFacts], pure: frozenset[str] = frozenset()) -> set[tuple[str, str]]:
     """Functions that only compute values: they make no object (no class is called: no layer,
     no model) and train nothing, and neither does any project function they call. Run eagerly
     outside a tape, nothing they compute is differentiated later."""
@@ -131,10 +131,11 @@ def value_only(files: list[FileFacts]) -> set[tuple[str, str]]:
                for facts in files for key in ((facts.path, s) for s in facts.functions)}
     changed = True
     while changed:  # a call to something that is not a known function (a class) may make one; a
-        # method no project code defines (weights.sum()) is a library's, on a value it was given
+        # method no project code defines is a library's: only those that return a new value and
+        # change nothing (``pure``: weights.sum(), x.unsqueeze(1)) keep the function value-only
         changed = False
         for key in sorted(out):
-            if any(any(c not in out for c in by_name[name]) if by_name.get(name) else not method
+            if any(any(c not in out for c in by_name[name]) if by_name.get(name) else not (method and name in pure)
                    for name, method in callees[key]):
                 out.discard(key)
                 changed = True

@@ -590,16 +590,17 @@ class ProgramBuilder:
             unsettled.update(facts.options_set)
 
         def targets(path: Path, facts: FileFacts, site: CallSite, receiver: Receiver = None,
-                    hops: int = 0, seen: set | None = None) -> Iterator[Target]:
+                    hops: int = 0, seen: dict | None = None) -> Iterator[Target]:
             """The functions a call may run. Recursive but bounded: each step follows a table, a
             star import or a re-export (MAX_REEXPORTS of those at most) or shortens the name, and
             each name in each module is followed once per call (a package whose modules star-import
             each other would otherwise be walked once per path through it: exponential)."""
             name = site.target
-            seen = set() if seen is None else seen
-            if (path, name, receiver) in seen:
+            seen = {} if seen is None else seen
+            key = (path, name, receiver, site.scope)
+            if seen.get(key, MAX_REEXPORTS + 1) <= hops:  # followed already, from as near or nearer
                 return
-            seen.add((path, name, receiver))
+            seen[key] = hops
             head, _, method = name.partition(".")
             if name.endswith("()") and hops < MAX_REEXPORTS:  # creator = factory(cfg); creator(...)
                 for made_path, made_scope, _ in list(targets(path, facts, CallSite(name[:-2], site.line, site.col,
@@ -660,8 +661,8 @@ class ProgramBuilder:
                     if len(chosen) > 1:
                         program.choices[(path, site.line)] = f"one of {len(chosen)} callables of {name[:-2]}"
                         default = options.get(site.key) if site.key and site.key not in unsettled else None
-                        named = [t for t in chosen if isinstance(default, str)
-                                 and t[1] in (default, f"{default}.__init__")]
+                        named = [t for t in chosen if isinstance(default, str) and (
+                            t[1] in (default, f"{default}.__init__") or (t[2] is not None and t[2][1] == default))]
                         if named:  # --model defaults to one of them: the others run only on request
                             program.off_choices[(path, site.line)] = {(t[0], t[1]) for t in chosen if t not in named}
                             program.choices[(path, site.line)] = (f"--{site.key} defaults to {default} "

@@ -64,6 +64,7 @@ RETURNS_RECEIVER = "group:returns-receiver"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 HOUSEKEEPING = "group:module-housekeeping"  # model.eval(), model.cuda(): no forward pass
+MODULE_IMPORTERS = "group:module-importers"  # importlib.import_module(name): an import by name
 VALUE_MAKERS = "group:value-makers"  # torch.Tensor(...): capitalised, yet no layer or model
 TAPES = "group:gradient-tapes"
 NO_GRAD_BLOCKS = "group:gradient-free-blocks"  # with torch.no_grad(): / @torch.inference_mode()
@@ -595,6 +596,22 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.imports[alias.asname.name.value] = module
             else:
                 self.facts.imports[module.split(".")[0]] = module.split(".")[0]
+
+    def import_by_name(self, name: str, value: cst.BaseExpression, node: cst.CSTNode) -> None:
+        """``MODEL = importlib.import_module(FLAGS.model)``: the module the name (a literal, or the
+        option's default) says is what a run with the defaults imports, as ``import x as MODEL``."""
+        if not (isinstance(value, cst.Call) and value.args and self._in_group(
+                MODULE_IMPORTERS, self.qualify(dotted(value.func)), value)):
+            return
+        arg = value.args[0].value
+        module = self.value(arg) if isinstance(arg, cst.SimpleString) else None
+        if module is None:
+            known, default = self.option_default(arg)
+            module = default if known else None
+        if isinstance(module, str) and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", module):
+            self.aliases[name] = module
+            self._note_module(module, node)
+            self.facts.imports[name] = module
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = dotted(node.module) if node.module is not None else ""
@@ -1171,6 +1188,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.options_set.append(option)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.bound_to[id(node.value)] = node.targets[0].target.value
+            self.import_by_name(node.targets[0].target.value, node.value, node)
             # train_fn = train.train, creator = get_model_creator(hparams) (a factory returning a
             # class): the name holds project functions, called or handed on later (every branch's)
             refs = self.project_functions(node.value)

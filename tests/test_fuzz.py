@@ -55,6 +55,14 @@ def parses(text: str) -> bool:
         return False
 
 
+def compiles(text: str) -> bool:
+    try:
+        compile(text, "<mutant>", "exec")
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
 def test_fuzzed_fixtures_never_lose_code_or_crash(tmp_path: Path) -> None:
     rng = random.Random(20261123)
     texts = [p.read_text(encoding="utf-8") for p in SOURCES]
@@ -81,7 +89,9 @@ def test_fuzzed_fixtures_never_lose_code_or_crash(tmp_path: Path) -> None:
                 continue
             fixed += 1
             after = path.read_text(encoding="utf-8")
-            assert parses(after), (source, after)
+            # a fix never breaks code: what both parsers read stays readable to both; a file only
+            # Python reads (a tab after spaces, which libcst's tokenizer refuses) stays runnable
+            assert parses(after) or (not parses(source) and compiles(source) and compiles(after)), (source, after)
             assert not lost_in_fix(result), (source, after)
             again = autofix.fix_files(make_linter(version, root=tmp_path), [path], unsafe=unsafe, write=False)
             assert not [r for r in again if r.changed], (source, after)

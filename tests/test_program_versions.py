@@ -289,12 +289,14 @@ def test_nearer_evidence_for_programs_whose_own_code_says_nothing(tmp_path: Path
     """A lesson whose code shows no era takes what the notebooks beside it printed; a pin kept in
     a setup/ folder (no code there) holds for the programs beside and below it; wrapping tensors
     in Variable marks PyTorch code written before the determinism switch, unless a pin says
-    otherwise; DataLoader's generator= fix only from PyTorch 1.6; no TensorFlow note on a
+    otherwise; DataLoader's generator= fix only from PyTorch 1.6 (a fine-tuning program whose only
+    draw from torch is its loader); no TensorFlow note on a
     PyTorch program's finding."""
     variable = TORCH.replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n").replace(
         "model(x)", "model(Variable(x))")
     loader = ("import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\nfrom torch.autograd import Variable\n"
-              "loader = DataLoader(data, batch_size=8, shuffle=True)\nx = np.random.rand(3)\n" + TORCH.split("\n", 1)[1])
+              "loader = DataLoader(data, batch_size=8, shuffle=True)\nx = np.random.rand(3)\n"
+              + TORCH.split("\n", 1)[1].replace("torch.nn.Conv2d(3, 8, 3)", "torch.load('m.pt')"))
     write(tmp_path, {
         ".git/HEAD": "",
         "lessons/a.ipynb": notebook(("import tensorflow as tf\nprint(tf.__version__)", "1.2.0\n"), (TF2, "")),

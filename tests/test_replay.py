@@ -195,7 +195,7 @@ def test_a_size_that_decides_whether_a_file_is_read_is_an_input(tmp_path: Path) 
     assert detlint(root, "--max-file-size", "1", "train.py").stdout == MARKER
     (root / "train.py").write_text(TRAIN)  # now under the limit: read, and checked
     again = detlint(root, "--max-file-size", "1", "train.py")
-    assert "DET606" in again.stdout and "too large" not in again.stdout
+    assert "DET601" in again.stdout and "too large" not in again.stdout
 
 
 def test_a_file_the_parser_gave_up_on_is_neither_replayed_nor_cached(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_a_replay_writes_stdout_and_stderr_in_their_order(tmp_path: Path) -> Non
               "[sys.executable, '-m', 'detlint', '.'], stderr=subprocess.STDOUT))"]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "user-cache"), "NO_COLOR": "1"}
     first = subprocess.run(merged, cwd=root, capture_output=True, text=True, env=env, timeout=300)
-    assert "warning" in first.stdout and first.stdout.index("warning") < first.stdout.index("DET606"), first.stdout
+    assert "warning" in first.stdout and first.stdout.index("warning") < first.stdout.index("DET601"), first.stdout
     assert len(entries(root)) == 1
     again = subprocess.run(merged, cwd=root, capture_output=True, text=True, env=env, timeout=300)
     assert again.stdout == first.stdout

@@ -36,7 +36,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "unless-one-index", "receiver-named", "outside-try"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
-                "each-site", "yields-to", "message-scoped"}
+                "each-site", "yields-to", "message-scoped", "folds-into"}
 FIX_ACTIONS = ("insert", "remove-statement", "set-args", "remove-args", "replace-call", "add-call-parens",
                "edit-value", "wrap-call")
 DOC_SECTIONS = ("what", "why", "example", "use-instead", "fix-safety", "options", "references")
@@ -779,6 +779,10 @@ def _check_references(kb: KnowledgeBase) -> None:
                                            and yields.get("uses") in kb.groups):
                 raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].yields-to: needs a known "
                                          f"rule and a known group ({{rule: DET606, uses: group}}), got {yields!r}")
+            folds = check.get("folds-into")
+            if folds is not None and folds not in kb.rules:
+                raise KnowledgeBaseError(f"{rule.source}: rule {rule.code}.program[{j}].folds-into: needs a known "
+                                         f"rule code, got {folds!r}")
         for key, spec in (("unsure-unless", rule.unsure_unless), ("unsure-if", rule.unsure_if)):
             for group in (spec or {}).get("groups", ()):
                 if group not in kb.groups:

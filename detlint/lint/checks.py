@@ -414,6 +414,17 @@ class Evaluator:
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits if not th.off_default}
         present |= self.assumed(present)
+
+        covered: dict[str, list[str]] = {}  # rule code -> what checks folded into it found
+
+        def folded(code: Optional[str]) -> bool:
+            """Does rule ``code`` report this program (then a check folded into it says nothing)?"""
+            other = self.kb.rules.get(code) if code else None
+            if other is None or not self.rule_on(other) or _switched_off(other, present) \
+                    or (other.training and not training):
+                return False
+            return any(self._check_program(other, ch, program, feeding, in_group, trains, keras, display, where,
+                                           thrown_away) for ch in other.program)
         for rule in self.kb.rules.values():
             if not self.rule_on(rule) or _switched_off(rule, present):
                 continue
@@ -421,6 +432,14 @@ class Evaluator:
                 continue
             for check in rule.program:
                 if sites_in is not None and not check.get("each-site"):
+                    continue
+                if folded(check.get("folds-into")):
+                    # the other rule's finding names the same cause and its fix covers this one
+                    if sites_in is None:
+                        for first, _, _ in self._check_program(rule, check, program, feeding, in_group, trains,
+                                                               keras, display, where, thrown_away):
+                            covered.setdefault(check["folds-into"], []).append(
+                                f"{self._label(first)} at {where(first.path, first.hit.span[0])}")
                     continue
                 found = self._check_program(rule, check, program, feeding, in_group, trains, keras,
                                             display, where, thrown_away)
@@ -439,13 +458,26 @@ class Evaluator:
                                             " values the code sets before the test)")
                         lower(out[-1], "likely", "assumes a run with the defaults")
                     self._rate(out[-1], program, first, uses, training_reached if rule.training else None)
+                    partly = [self.partly_frozen(th, program) for th in uses] if check["uses"] == "ops" else []
+                    if partly and all(partly):
+                        path, line = partly[0]
+                        lower(out[-1], "possible", f"assumes the loop at {where(path, line)}, which freezes "
+                              "parameters by name, keeps this layer or one before it training")
                     self._rate_unsure(rule, out[-1], present)
                     unseen = self._unseen_provider
                     if unseen is not None:  # a provider the trace never reached may still run first
                         lower(out[-1], "likely", f"assumes {pretty(unseen.hit.api)} at "
                               f"{where(unseen.path, unseen.hit.line)}, which the program was not seen to run, "
                               "does not run first")
+        for diag in out:  # say what the finding's fix covers besides its own evidence
+            if covered.get(diag.code):
+                diag.message += f" (the seed also fixes the order of {', '.join(covered.pop(diag.code))})"
         return out
+
+    def _label(self, th: TraceHit) -> str:
+        matcher = self.kb.matcher(th.hit.owner, th.hit.index)
+        return render(matcher.label, api=pretty(th.hit.api), detail=th.hit.detail) if matcher.label \
+            else pretty(th.hit.api)
 
     def _rate_unsure(self, rule: Rule, diag: Diagnostic, present: set[str], entry: bool = True) -> None:
         """A rule whose problem needs what the program never shows (a GPU), or what its
@@ -591,13 +623,28 @@ class Evaluator:
     def frozen(self, th: TraceHit, program: Program) -> bool:
         """Is ``th`` a layer of a frozen model: built at, or by a call on, a line that binds a
         model whose backward never runs (flow/frozen_models.py)?"""
+        return self._built_into(th, program, lambda facts, line: line in facts.frozen_bindings)
+
+    def partly_frozen(self, th: TraceHit, program: Program) -> Optional[tuple[Path, int]]:
+        """Where a loop freezes the parameters of the model ``th`` is a layer of by name, all but
+        some (its backward runs only if the loop keeps it or a layer before it training)."""
+        loops: list[tuple[Path, int]] = []
+
+        def binds(facts: FileFacts, line: int) -> bool:
+            loop = next((at for bound, at in facts.partly_frozen if bound == line), None)
+            if loop is not None:
+                loops.append((Path(facts.path), loop))
+            return loop is not None
+        return loops[0] if self._built_into(th, program, binds) and loops else None
+
+    def _built_into(self, th: TraceHit, program: Program, binds: Callable[[FileFacts, int], bool]) -> bool:
         facts_of = self.facts_of
         if facts_of is None:
             return False
 
         def binds_frozen(path: Path, line: int) -> bool:
             facts = facts_of(path)
-            return facts is not None and line in facts.frozen_bindings
+            return facts is not None and binds(facts, line)
 
         def only_frozen(path: Path, scope: Optional[str], seen: frozenset) -> bool:
             """Is every call that runs this function a frozen model's construction, or made in
@@ -642,8 +689,7 @@ class Evaluator:
             template, block_at = check["message-scoped"], where_of(program.entry, line)
             late = (f"the seed at {where_of(provider.path, provider.hit.span[0])} is set on another graph"
                     if provider is not None else "no seed is set inside it")
-        label = render(matcher.label, api=pretty(first.hit.api), detail=first.hit.detail) if matcher.label \
-            else pretty(first.hit.api)
+        label = self._label(first)
         condition = WHEN_RE.search(first.hit.detail)  # shuffle=(mode == "train"): for which runs
         if condition and condition.group(1) not in label:
             label = f"{label} ({condition.group(1)})"

@@ -697,6 +697,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.plain_functions.append(node.name.value)
         if self.depth == 0:
             self.note_registered(node.name.value, node.decorators)
+            self.frozen_models.note_def(node)
         if self.depth == 0 or (self.depth == 1 and self.classes and not self.scope):
             name = f"{self.classes[-1]}.{node.name.value}" if self.classes and self.depth == 1 else node.name.value
             self.scope.append(name)
@@ -1986,6 +1987,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self.facts.frozen_bindings = self.frozen_models.lines()
+        self.facts.partly_frozen = self.frozen_models.partly_lines()
         if mentions_sys_path(self.source):  # import _init_paths: the folders it puts on sys.path
             self.facts.path_folders = sys_path_folders(original_node, self.qualify)
         # holders no runner was seen to run (returned, stored on self): their functions run where
@@ -2133,7 +2135,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self.facts.loops.append(self.pos(node)[::2])
         self._forget_rebound(node.body)
-        self.frozen_models.note_loop(node)
+        self.frozen_models.note_loop(node, self.pos(node)[0])
         self.paths.bind(self.current_scope, bound_names(node.target), node.iter, None)
         it = node.iter
         self.iterates(it)

@@ -208,6 +208,8 @@ class FileFacts:
     # lines binding a model whose backward never runs: every call of its name is without autograd,
     # or a loop freezes all its parameters (flow/frozen_models.py)
     frozen_bindings: list[int] = field(default_factory=list)
+    # (a line binding a model a loop freezes by parameter name, all but some: the loop's line)
+    partly_frozen: list[tuple[int, int]] = field(default_factory=list)
     # function -> the project functions and classes it returns as values (a factory choosing a
     # model class): calling its result runs one of them
     returns: dict[str, list[str]] = field(default_factory=dict)

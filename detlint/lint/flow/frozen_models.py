@@ -6,7 +6,8 @@ convolutions then run forward only: their nondeterministic backward kernels neve
 finding about them applies. Told by name within one file: a name every call of which runs where
 autograd records nothing (a call of one of its parts, ``model.encoder(x)``, is a call of it; its
 housekeeping methods, ``model.eval()``, are not), or whose parameters are all frozen by a loop, and
-that is never handed to an optimiser; and what such a model was made from (``model =
+that is never handed to an optimiser (a loop that freezes parameters by name, all but a head, leaves
+some layers training: which, is not known, so their findings are only possible); and what such a model was made from (``model =
 Wrapper(encoder)``) where nothing else runs it with autograd or trains it. The lines that bind
 such a name are kept; a layer built by a call on one of them (in this file, or in the modules
 that call reaches) belongs to a frozen model.
@@ -27,12 +28,20 @@ class FrozenModels:
         self.calls: dict[str, list[bool]] = {}  # name -> for each call of it: without autograd?
         self.bound: dict[str, list[int]] = {}  # name -> lines of the statements that bind it
         self.frozen: set[str] = set()  # names whose every parameter is set not to need a gradient
+        # names whose parameters a loop freezes by name (all but the head): which layers stay
+        # trainable is not known, so a layer of such a model may or may not run backward
+        self.partly: dict[str, int] = {}  # name -> the line of the loop
         self.optimised: set[str] = set()  # names whose parameters an optimiser (or anything) is given
         self.conditions = 0  # depth of `if` statements being walked: a freeze under one may not run
         # name -> the names handed to the call that made it: `model = SimCLR(encoder, ...)` holds
         # `encoder`, which is frozen with it when nothing else runs or trains it
         self.parts: dict[str, set[str]] = {}
         self.handed: dict[str, int] = {}  # name -> how many calls it is handed to
+        # name -> (function, position or keyword) of each call it is handed to: a model given to
+        # a module-level function of the file that runs it only without autograd (features =
+        # extract(loader, backbone)) runs without autograd
+        self.handed_to: dict[str, list[tuple[str, int | str]]] = {}
+        self.defs: dict[str, list[str]] = {}  # module-level function -> its parameters, in order
 
     def note_call(self, node: cst.Call, without_autograd: bool) -> None:
         name = _name(node.func)
@@ -43,10 +52,13 @@ class FrozenModels:
             held = _name(node.func.value)
             if held is not None and held != "self":
                 self.calls.setdefault(held, []).append(without_autograd)
-        for arg in node.args:
+        callee = node.func.value if isinstance(node.func, cst.Name) else None
+        for i, arg in enumerate(node.args):
             held = _name(arg.value)
             if held is not None:
                 self.handed[held] = self.handed.get(held, 0) + 1
+                place = arg.keyword.value if arg.keyword is not None else i if not arg.star else None
+                self.handed_to.setdefault(held, []).append((callee or "", place if callee else None))
         for arg in node.args:  # torch.optim.SGD(model.parameters()): trained
             held = _parameters_of(arg.value)
             if held is not None:
@@ -70,26 +82,59 @@ class FrozenModels:
                 self.parts.setdefault(name, set()).update(
                     held for held in (_name(arg.value) for arg in value.args) if held is not None and held != name)
 
-    def note_loop(self, node: cst.For) -> None:
-        """``for p in backbone.parameters(): p.requires_grad = False`` (unconditionally)."""
+    def note_def(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        self.defs[node.name.value] = [p.name.value for p in (*params.posonly_params, *params.params,
+                                                               *params.kwonly_params)]
+
+    def _runs_without_autograd(self, name: str, seen: frozenset = frozenset()) -> Optional[bool]:
+        """Does every run of ``name`` (its calls, and the parameters of this file's functions it
+        is handed to) happen without autograd? True when one does and all do, None when it never
+        runs, False otherwise. What other callables do with it is not known here, as before
+        (a wrapper class made from it is followed through ``parts``)."""
+        if name in seen or name in self.optimised:
+            return False
+        runs = self.calls.get(name, [])
+        if not all(runs):
+            return False
+        ran = bool(runs)
+        for callee, place in self.handed_to.get(name, ()):
+            params = self.defs.get(callee)
+            if params is None:
+                continue  # not this file's function (print(model)): read as before, as no run
+            if place is None:
+                return False
+            param = params[place] if isinstance(place, int) and place < len(params) else place
+            if not isinstance(param, str) or param not in params:
+                return False
+            if param == name:
+                continue  # its calls there are this name's (names are not told apart by function)
+            there = self._runs_without_autograd(param, seen | {name})
+            if there is False:
+                return False
+            ran = ran or bool(there)
+        return True if ran else None
+
+    def note_loop(self, node: cst.For, line: int) -> None:
+        """``for p in backbone.parameters(): p.requires_grad = False`` (unconditionally), or
+        under a test of the parameter's name (``if name not in ["fc.weight", "fc.bias"]:``):
+        frozen but for the parameters the test keeps."""
         held = _parameters_of(node.iter)
         if held is None or self.conditions or not isinstance(node.body, cst.IndentedBlock):
             return
         loop_vars = {n.value for n in _names(node.target)}
         for statement in node.body.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if isinstance(small, cst.Assign) and _false(small.value) and any(
-                        isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
-                        and isinstance(t.target.value, cst.Name) and t.target.value.value in loop_vars
-                        for t in small.targets):
-                    self.frozen.add(held)
+            if isinstance(statement, cst.SimpleStatementLine) and _freezes(statement, loop_vars):
+                self.frozen.add(held)
+            elif isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock) \
+                    and {n.value for n in _names(statement.test)} & loop_vars \
+                    and any(isinstance(s, cst.SimpleStatementLine) and _freezes(s, loop_vars)
+                            for s in statement.body.body):
+                self.partly.setdefault(held, line)
 
     def lines(self) -> list[int]:
         """The lines binding a frozen model."""
-        unused = {name for name in self.bound if bool(self.calls.get(name)) and all(self.calls[name])
-                  and name not in self.optimised}  # run only without autograd
+        unused = {name for name in self.bound if self._runs_without_autograd(name)}  # run only without autograd
         frozen = unused | {name for name in self.bound if name in self.frozen}
         grown = True
         while grown:  # a part of such a model that nothing else runs with autograd, trains or is given
@@ -102,6 +147,19 @@ class FrozenModels:
                         unused.add(part)
                         grown = True
         return sorted({line for name in frozen for line in self.bound[name]})
+
+    def partly_lines(self) -> list[tuple[int, int]]:
+        """(a line binding a model a loop freezes by name, the loop's line)."""
+        return sorted({(line, loop) for name, loop in self.partly.items() if name not in self.frozen
+                       for line in self.bound.get(name, ())})
+
+
+def _freezes(statement: cst.SimpleStatementLine, loop_vars: set[str]) -> bool:
+    """``p.requires_grad = False`` for a loop variable ``p``."""
+    return any(isinstance(small, cst.Assign) and _false(small.value) and any(
+        isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+        and isinstance(t.target.value, cst.Name) and t.target.value.value in loop_vars
+        for t in small.targets) for small in statement.body)
 
 
 def _name(node: cst.BaseExpression) -> Optional[str]:

@@ -17,13 +17,14 @@ from detlint.lint.program_context import ProgramContext
 from detlint.settings.config import Settings, Target, not_training
 from detlint.lint.confidence import FileReach, at_least, lower, of_training
 from detlint.lint.programs.stage_parameters import StageParameters
-from detlint.lint.ftypes import Diagnostic, FileFacts, Hit, quiet_compile, top_scope
+from detlint.lint.ftypes import CallSite, Diagnostic, FileFacts, Hit, quiet_compile, top_scope
 from detlint.lint.isolation import ParserPool, Task, python_recursion, run_deep, transient, work_here
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.programs.links import OutlineExports, link_in_order, links_for
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
 from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
+from detlint.lint.programs import console_scripts
 from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
 from detlint.lint.programs.reach import ImportIndex
@@ -133,6 +134,8 @@ class Linter:
         self.evaluator.not_training_path = self.not_training
         self.evaluator.facts_of = self.facts_of
         self._facts: dict[Path, Optional[FileFacts]] = {}
+        self._commands: Optional[dict[Path, list[str]]] = None  # console scripts (commands)
+        self._commanded: dict[Path, tuple[FileFacts, FileFacts]] = {}  # facts -> as the command runs them
         self.notebooks: dict[Path, Notebook] = {}
         self._entry_programs: dict[Path, Program] = {}  # full programs is_entry had to build
         self._programs: dict[Path, Program] = {}  # programs built to find those reaching a module
@@ -218,7 +221,29 @@ class Linter:
         key = real(path)
         if key not in self._facts:
             self._facts[key] = self._collect(key)
-        return self._facts[key]
+        facts = self._facts[key]
+        if facts is not None and key in self.commands and facts.error is None:
+            return self._as_command(key, facts)
+        return facts
+
+    @property
+    def commands(self) -> dict[Path, list[str]]:
+        """The project's command modules (console scripts) and the functions they call."""
+        if self._commands is None:
+            self._commands = console_scripts.declared(real(self.settings.project_root))
+        return self._commands
+
+    def _as_command(self, path: Path, facts: FileFacts) -> FileFacts:
+        """A command module's facts as the command runs it: its module level, then the
+        functions the command calls, as a main guard would (not when another module imports it)."""
+        made = self._commanded.get(path)
+        if made is not None and made[0] is facts:
+            return made[1]
+        end = self.text_of(path).count("\n") + 2
+        calls = [CallSite(name, end, 0, MAIN_GUARD) for name in self.commands[path] if name in facts.functions]
+        run = replace(facts, calls=facts.calls + calls, main_guard=facts.main_guard or (end if calls else None))
+        self._commanded[path] = (facts, run)
+        return run
 
     def outline_of(self, path: Path) -> Optional[Outline]:
         """A cheap outline of a module the program imports (None: parse it in full)."""

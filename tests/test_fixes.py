@@ -397,13 +397,14 @@ def test_a_switch_fix_never_makes_the_program_raise(tmp_path: Path, monkeypatch:
 
 def test_an_argument_added_to_a_call_keeps_the_calls_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """generator= goes on a line of its own where the call has one argument per line, and the
-    closing bracket and a trailing comma stay where they were; a one-line call stays one line."""
+    closing bracket and a trailing comma stay where they were; a one-line call stays one line. (The
+    model is loaded whole: the loaders are the program's only draws, so each is its own DET606.)"""
     source = ("import torch\nfrom torch.utils.data import DataLoader\n\n"
               "a = DataLoader(\n    data,\n    batch_size=32,\n    shuffle=True\n)\n"
               "b = DataLoader(data,\n               batch_size=32,\n               shuffle=True)\n"
               "c = DataLoader(\n    data,\n    shuffle=True,\n)\n"
               "d = DataLoader(data, shuffle=True)\n"
-              "model = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "model = torch.load('model.pt')\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
               "for x in a:\n    model(x).sum().backward()\n    opt.step()\n")
     (tmp_path / "t.py").write_text(source)
     run_cli(["t.py", "--isolated", "--no-cache", "--fix", "--unsafe-fixes"], tmp_path, monkeypatch)

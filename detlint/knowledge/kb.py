@@ -33,7 +33,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
                                      "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
-                                     "unless-one-index", "receiver-named", "outside-try"} | PROVENANCE_KEYS
+                                     "unless-one-index", "receiver-named", "outside-try", "graph-op"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to", "message-scoped", "folds-into"}
@@ -97,6 +97,8 @@ class Matcher:
     # a function runner that returns the function transformed (``jax.jit(f)``): f runs where the
     # result is called, not here, so a module that only does this at its top level runs nothing
     runs_later: bool = False
+    # builds a graph op (a TF1 train op): a program that runs sessions runs it only by naming it
+    graph_op: bool = False
     # where a command-line option's name and default are (see group command-line-options)
     defines_option: Optional[dict[str, Any]] = None
     # calls whose result keeps nothing of the order of what they are given (sorted, len, set):
@@ -454,6 +456,7 @@ class _Reader:
             holds=self.holds(spec.get("holds"), f"{where}.holds"),
             runs_by_default=spec.get("runs-by-default"),
             runs_later=bool(spec.get("runs-later", False)),
+            graph_op=bool(spec.get("graph-op", False)),
             defines_option=self.option_spec(spec.get("defines-option"), f"{where}.defines-option"),
             order_free=self.names(spec["order-free"], f"{where}.order-free") if "order-free" in spec else (),
             receiver_from=self.modules(spec.get("receiver-from"), f"{where}.receiver-from", kind),

@@ -44,6 +44,7 @@ class Evaluator:
         # scopes of the functions its tf.data stages run
         self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         self._unseen_provider: Optional[TraceHit] = None  # set by _check_program for its findings
+        self.text_of: Optional[Callable[[Path], str]] = None  # a module's text (set by the linter)
         # set by _check_program for its findings: (the block, the seed outside it) where uses in a
         # scope group's block are reached by no provider inside it
         self._scoped: Optional[tuple[tuple[int, int, int, int], Optional[TraceHit]]] = None
@@ -169,7 +170,27 @@ class Evaluator:
     # ---- file rules ----------------------------------------------------------------------------
     def trains(self, program: Program, facts_of: Any) -> bool:
         """Does the program run backprop (fit, GradientTape, minimize, ...)?"""
-        return self.reaches(program, facts_of, "training")
+        training = self.calls_of(program, facts_of, "training")
+        return bool(training) and not self.unrun_train_ops(program, training, facts_of)
+
+    def unrun_train_ops(self, program: Program, training: list[TraceHit], facts_of: Any) -> bool:
+        """Does the program only build its train ops and never run them? Every training call
+        builds a graph op (KB ``graph-op``) kept under a name that no module of the program reads
+        again, and the program runs sessions: a ``sample.py`` that builds the shared model graph,
+        restores the weights and fetches only the outputs."""
+        if not training or self.text_of is None:
+            return False
+        names: set[str] = set()
+        for th in training:
+            name = th.hit.detail[3:] if th.hit.detail.startswith("op:") else ""
+            if not (self.kb.matcher(th.hit.owner, th.hit.index).graph_op and name.isidentifier()):
+                return False
+            names.add(name)
+        if not self.calls_of(program, facts_of, "tf1-sessions"):
+            return False  # no session: nothing to tell about (eager code runs what it calls)
+        word = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")\b")
+        mentions = sum(len(word.findall(self.text_of(path))) for path in program.modules)
+        return mentions <= len({(th.path, th.hit.line) for th in training})  # only where they are bound
 
     def inference_only(self, program: Program, facts_of: Any) -> bool:
         """Does the program only run a model (predict, evaluate, load_model) and never train it?
@@ -365,6 +386,8 @@ class Evaluator:
             return self._applies(matcher, keras) and self.gated(matcher, imported)
 
         training_reached = [th for th in reachable if in_group(th, "training") and self._confirmed(th, reachable, in_group)]
+        if self.unrun_train_ops(program, training_reached, facts_of):
+            training_reached = []  # a train op built and never run: the program trains nothing
         trains = bool(training_reached)
         entry_facts = facts_of(program.entry)
         # whose kernels the program's training runs: a TF input pipeline feeding a PyTorch or JAX

@@ -30,7 +30,9 @@ from detlint.lint.flow.option_forms import form_options, form_params, plain_valu
 from detlint.lint.flow.index_shapes import one_index_per_row
 from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
+from detlint.lint.flow.deferred_steps import DeferredSteps
 from detlint.lint.flow.frozen_models import FrozenModels
+from detlint.lint.flow.shown_values import ShownValues
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
 from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
@@ -144,6 +146,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.bases: list[list[str]] = []  # the base classes of each class being walked, as written
         # (scope, name) -> the project functions it may hold (``f()``: what calling f returns)
         self.function_names: dict[tuple[Optional[str], str], list[str]] = {}
+        self.deferred_steps = DeferredSteps()
+        self.shown_values = ShownValues()
         self.frozen_models = FrozenModels(
             lambda method: any(owner == HOUSEKEEPING for owner, _ in self.kb.index["method"].get(method, ())))
         self.off_default = 0  # depth of branches a run with default options never takes
@@ -496,6 +500,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                                        arg_ref, arg_span, self.version_guards > 0, at,
                                        bool(self.display_calls) or self.formatted > 0 or self._draws_a_seed(node),
                                        self.off_default > 0))
+            held = self.bound_to.get(id(node)) if owner.startswith("group:") else None
+            if held is not None:  # uid = random.randint(...): is it only ever printed?
+                self.shown_values.note_bound(held, len(self.facts.hits) - 1)
             if aside:
                 self.aside_hits[id(self.facts.hits[-1])] = matcher.in_methods
         for param in self.pending_defaults:
@@ -1182,6 +1189,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.match_names("shape", GRADIENT_STEP, node)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute):
             self.bound_attribute[id(node.value)] = dotted(node.targets[0].target) or ""
+            if isinstance(node.value, cst.Call) and self.classes and self.runs_later(self.qualify(dotted(node.value.func))):
+                for arg in node.value.args:  # self.train_step = jax.jit(train_step), a closure
+                    self.deferred_steps.note_kept(self.classes[-1], dotted(node.targets[0].target),
+                                                  self.passed_function(arg.value)[1])
             # `if args.seed is None: args.seed = random.randint(...)`: later reads are not the default
             option = self.option_read(node.targets[0].target)
             if option is not None and option not in self.reassigned_options:
@@ -1588,6 +1599,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 continue
             if matcher.unless_one_index and one_index_per_row(node, *matcher.unless_one_index, self.bound_values):
                 continue  # q.gather(1, actions.unsqueeze(1)): its backward scatter cannot collide
+            if matcher.graph_op:  # the name the op is kept under: a session runs it by that name
+                detail = "op:" + (self.bound_attribute.get(id(node)) or self.bound_to.get(id(node)) or "").rsplit(".", 1)[-1]
             self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
 
     def object_called(self, node: cst.Call, name: str) -> None:
@@ -1705,6 +1718,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def _visit_call(self, node: cst.Call) -> None:
         name = dotted(node.func)
+        self.deferred_steps.note_call(self.current_scope, name)
         qual = self.qualify(name)
         start = len(self.facts.hits)
         self.note_argument_types(node, name, qual)
@@ -1986,6 +2000,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope))
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        # what a closure compiled in a constructor holds runs in the method that calls it
+        self.facts.hits = self.shown_values.finish(self.deferred_steps.moved(self.facts.hits))
+        self.facts.calls = self.deferred_steps.moved(self.facts.calls)
         self.facts.frozen_bindings = self.frozen_models.lines()
         self.facts.partly_frozen = self.frozen_models.partly_lines()
         if mentions_sys_path(self.source):  # import _init_paths: the folders it puts on sys.path
@@ -2053,6 +2070,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
             self.facts.hits = [h for h in self.facts.hits if alive(h.line)]
             self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.shown_values.read:
+            self.shown_values.note_read(node.value, bool(self.display_calls))
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self.formatted += _names_an_address(node)

@@ -133,6 +133,7 @@ class Linter:
         self.evaluator = Evaluator(self.kb, settings)
         self.evaluator.not_training_path = self.not_training
         self.evaluator.facts_of = self.facts_of
+        self.evaluator.text_of = self.text_of
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self._commands: Optional[dict[Path, list[str]]] = None  # console scripts (commands)
         self._commanded: dict[Path, tuple[FileFacts, FileFacts]] = {}  # facts -> as the command runs them

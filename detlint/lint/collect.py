@@ -1257,6 +1257,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.assigned.append((target.target.value, *self.pos(node)))
             elif isinstance(target.target, cst.Name) and names.EVALUATION_NAME.search(target.target.value):
                 self.facts.evaluation_spans.append(self.pos(node))
+            elif isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
+                    and target.target.value.value == "self" and names.EVALUATION_NAME.search(target.target.attr.value):
+                self.facts.evaluation_spans.append(self.pos(node))  # self.test_loader = DataLoader(...)
             if self.depth == 0:
                 self.note_table(target.target, node.value)
 

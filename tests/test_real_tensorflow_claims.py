@@ -25,7 +25,8 @@ KERAS3 = int(importlib.import_module("keras").__version__.split(".")[0]) >= 3
 NOT_INSTALLED_HERE = ("sklearn", "keras_tuner", "kerastuner", "horovod", "tfdeterminism", "fwr13y", "fwd9m", "tf_keras",
                       "fire", "typer", "matplotlib", "albumentations", "hydra",
                       "optuna",  # optuna's names are checked on its wheels (benchmarks/verify_kb.py)
-                      "gym", "gymnasium", "tflearn", "configargparse", "torchvision")
+                      "gym", "gymnasium", "tflearn", "configargparse", "torchvision",
+                      "easydict", "yacs", "ml_collections", "fvcore", "detectron2")
 # names of other frameworks in TF's groups that the versions installed here no longer have
 GONE_HERE = {
     # jax/tools/colab_tpu.py is in the jax 0.2.25-0.7 wheels (a stub that raises from 0.4), not 0.10

@@ -22,7 +22,7 @@ SHORT_PREFIXES = {"tf.": "tensorflow.", "np.": "numpy."}
 MATCHER_KINDS = ("call", "method", "env", "attr-assign", "bare", "shape")  # shape: lint/flow/manual_updates.py
 CONDITION_KEYS = {"eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "missing", "present",
                   "contains", "not-contains", "pos", "default", "uses-any", "not-from", "not-made-by",
-                  "min-items", "not-number"}
+                  "min-items", "not-number", "or-unknown"}
 # where a version-dependent fact comes from, how benchmarks/verify_kb.py checks it in the wheels and,
 # for a claim only a GPU can settle, its GPU report or `pending` (detlint/knowledge/provenance.py
 # lists the facts; the engine itself never reads these)

@@ -20,7 +20,7 @@ from detlint.lint import stand_ins
 from detlint.lint.flow import training_branches
 from detlint.lint.flow.branches import Branches
 from detlint.lint.files.line_breaks import python_lines
-from detlint.lint.conditions import (MISSING, argument, bool_condition, bound_names, check, check_kwargs, dotted,
+from detlint.lint.conditions import (MISSING, Ref, argument, bool_condition, bound_names, check, check_kwargs, dotted,
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
@@ -30,6 +30,7 @@ from detlint.lint.flow.option_forms import form_options, form_params, plain_valu
 from detlint.lint.flow.index_shapes import one_index_per_row
 from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
+from detlint.lint.flow.config_trees import ConfigTrees, key_of
 from detlint.lint.flow.deferred_steps import DeferredSteps
 from detlint.lint.flow.frozen_models import FrozenModels
 from detlint.lint.flow.shown_values import ShownValues
@@ -60,6 +61,7 @@ OPTION_HOLDERS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "
 WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 CONFIG_BUILDERS = "group:config-instantiators"
+CONFIG_TREES = "group:config-trees"
 INFERENCE = "group:inference"  # an Estimator's evaluate/predict runs its model_fn without training
 CPU_BLOCKS = "group:cpu-device-blocks"
 RETURNS_RECEIVER = "group:returns-receiver"
@@ -81,7 +83,7 @@ LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
 NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
-                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CPU_BLOCKS, RETURNS_RECEIVER,
+                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CONFIG_TREES, CPU_BLOCKS, RETURNS_RECEIVER,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -148,6 +150,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.function_names: dict[tuple[Optional[str], str], list[str]] = {}
         self.deferred_steps = DeferredSteps()
         self.shown_values = ShownValues()
+        self.config_trees = ConfigTrees()
         self.frozen_models = FrozenModels(
             lambda method: any(owner == HOUSEKEEPING for owner, _ in self.kb.index["method"].get(method, ())))
         self.off_default = 0  # depth of branches a run with default options never takes
@@ -315,6 +318,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             and self.result_of.get(base, "").startswith("parse")
         if (qual is None and plain) or made_here or (qual or base).endswith("FLAGS"):
             return node.attr.value
+        # cfg.CUDNN.BENCHMARK: a configuration's path, under a name that holds one (a parameter,
+        # or the project's configuration imported: from .config import cfg)
+        root, _, rest = base.partition(".")
+        if rest and (root in OPTION_HOLDERS or root in self.config_trees.roots) and root not in self.instances:
+            written = self.qualify(root)
+            if written is None or not self.external(written, root):
+                return f"{rest}.{node.attr.value}"
         return None
 
     def looked_up_option(self, func: cst.BaseExpression) -> Optional[str]:
@@ -986,6 +996,36 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 orelse = self.pos(node.orelse) if node.orelse is not None else None
                 self.facts.option_tests.append([form, self.pos(node.body), orelse, self._after_exit(node)])
 
+    def option_condition(self, value: cst.BaseExpression, cond: Condition, stmt: cst.CSTNode) -> Optional[str]:
+        """``cudnn.benchmark = cfg.CUDNN.BENCHMARK``: a setting that holds where an option or a
+        configuration value another module defines is what the rule asks for. Kept as a test of
+        that value around the statement, decided per program (FileFacts.option_tests)."""
+        wanted = bool_condition(cond)
+        key = self.options_elsewhere(value) if isinstance(value, cst.Attribute) else None
+        if wanted is None or key is None or key in self.options:
+            return None
+        form: Any = ["opt", key] if wanted else ["not", ["opt", key]]
+        self.facts.option_tests.append([form, self.pos(stmt), None, None])
+        text = " ".join(cst.Module([]).code_for_node(value).split())
+        return f"when {text[:57] + '...' if len(text) > 60 else text} is {wanted}"
+
+    def note_config_tree(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """A defaults module's configuration tree (flow/config_trees.py)."""
+        trees = self.config_trees
+        if isinstance(target, cst.Name):
+            maker = dotted(value.func) if isinstance(value, cst.Call) and not value.args else None
+            qual = self.qualify(maker) if maker else None
+            library = self.library_bases.get(maker or "")
+            if maker and (self._in_group(CONFIG_TREES, library or qual, value)
+                          or (not self.external(qual, maker) and maker[:1].isupper())):
+                trees.note_root(target.value)  # _C = CN(), config = ConfigNode() (a project subclass)
+            else:
+                trees.note_alias(target.value, value)
+        elif trees.roots and isinstance(target, cst.Attribute):
+            known = literal(value, self.qualify, self.constants)
+            if known is not UNKNOWN:
+                trees.note_default(target, known)
+
     # ---- what a call passes to a project function's parameters (decided per program) ----------
     def options_elsewhere(self, node: cst.BaseExpression) -> Optional[str]:
         """An option read as a program decides it: one this file defines, or a read through a
@@ -995,7 +1035,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if key is None or key in self.options:
             return key
         base = dotted(node.value) if isinstance(node, cst.Attribute) else None
-        return key if base in OPTION_HOLDERS else None
+        root = (base or "").split(".")[0]
+        return key if base in OPTION_HOLDERS or ("." in (base or "") and (
+            root in OPTION_HOLDERS or root in self.config_trees.roots)) else None
 
     def tested_param(self, node: cst.BaseExpression) -> Optional[str]:
         """The function being walked, when ``node`` names one of its parameters that nothing in
@@ -1195,9 +1237,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                                                   self.passed_function(arg.value)[1])
             # `if args.seed is None: args.seed = random.randint(...)`: later reads are not the default
             option = self.option_read(node.targets[0].target)
+            if self.depth == 0 and key_of(node.targets[0].target, self.config_trees.roots) is not None:
+                option = None  # __C.RESNET.MAX_POOL = False in the defaults module: the default itself
             if option is not None and option not in self.reassigned_options:
                 self.reassigned_options.add(option)
                 self.facts.options_set.append(option)
+        if self.depth == 0 and len(node.targets) == 1:
+            self.note_config_tree(node.targets[0].target, node.value)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.bound_to[id(node.value)] = node.targets[0].target.value
             self.import_by_name(node.targets[0].target.value, node.value, node)
@@ -1548,6 +1594,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     # program computes, so the setting holds for some runs (say which)
                     note = self.computed_note(value_node, matcher.value, value, False) \
                         if value_node is not None and value is UNKNOWN else None
+                    if note is None and value_node is not None and (value is UNKNOWN or isinstance(value, Ref)):
+                        note = self.option_condition(value_node, matcher.value, node)
                     if note is None:
                         continue
                     detail = f"{detail} [{note}]".strip()
@@ -2005,6 +2053,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def leave_Module(self, original_node: cst.Module) -> None:
         # what a closure compiled in a constructor holds runs in the method that calls it
         self.facts.hits = self.shown_values.finish(self.deferred_steps.moved(self.facts.hits))
+        for key, default in self.config_trees.defaults.items():  # read by the programs that run this module
+            self.facts.options.setdefault(key, default)
         self.facts.calls = self.deferred_steps.moved(self.facts.calls)
         self.facts.frozen_bindings = self.frozen_models.lines()
         self.facts.partly_frozen = self.frozen_models.partly_lines()

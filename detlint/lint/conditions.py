@@ -211,9 +211,9 @@ def check(cond: Condition, value: Any, refs: Optional[set[str]] = None, items: O
         if "default" not in spec:
             return not any(k in spec for k in ("eq", "in", "gt", "ge", "lt", "le", "contains"))
         value = spec["default"]
-    if value is UNKNOWN:
-        return not any(k in spec for k in ("eq", "ne", "in", "not-in", "gt", "ge", "lt", "le",
-                                           "contains", "not-contains"))
+    if value is UNKNOWN:  # a value the program computes: the tests hold only where asked to
+        return bool(spec.get("or-unknown")) or not any(k in spec for k in (
+            "eq", "ne", "in", "not-in", "gt", "ge", "lt", "le", "contains", "not-contains"))
     if "eq" in spec and not _equal(value, spec["eq"]):
         return False
     if "ne" in spec and _equal(value, spec["ne"]):

@@ -79,3 +79,22 @@ def test_imported_elsewhere_the_command_does_not_run(tmp_path: Path) -> None:
     result = detlint(project, ".")
     lines = [line for line in result.stdout.splitlines() if ": DET" in line]
     assert lines and all(line.startswith("pkg/cli.py") for line in lines), result.stdout
+
+
+@pytest.mark.parametrize("setup_py", [
+    "setup(entry_points={'console_scripts': None})\n",
+    "setup(entry_points={'console_scripts': 5})\n",
+    "setup(entry_points={'console_scripts': ['up = ..:main', 'x = a..b:main']})\n",
+])
+def test_odd_declarations_declare_nothing(tmp_path: Path, setup_py: str) -> None:
+    (tmp_path / "setup.py").write_text(setup_py)
+    assert console_scripts.declared(tmp_path) == {}
+
+
+def test_a_name_too_long_for_the_file_system_and_a_bom(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[project.scripts]\nfoo = '{'a' * 300}:main'\n")
+    assert console_scripts.declared(tmp_path) == {}
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "cli.py").write_text("def main():\n    pass\n")
+    (tmp_path / "setup.py").write_bytes(b"\xef\xbb\xbfsetup(entry_points={'console_scripts': ['c = cli:main']})\n")
+    assert console_scripts.declared(tmp_path) == {(tmp_path / "cli.py").resolve(): ["main"]}

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from detlint.settings.config import Settings, Target
-from detlint.lint.confidence import LEVELS, lower, of_trace, of_training
+from detlint.lint.confidence import LEVELS, at_least, lower, of_trace, of_training
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_OTHER, Diagnostic, FileFacts, Hit, top_scope
 from detlint.knowledge.frameworks import FRAMEWORKS
 from detlint.knowledge.kb import KnowledgeBase, Matcher, Rule, expand_name
 from detlint.knowledge.versions import Version
-from detlint.lint.names import EVALUATION_NAME, EXTERNAL_MODULES, pretty
+from detlint.lint.names import EXTERNAL_MODULES, evaluation_name, pretty
 from detlint.lint.programs.program import Program, TraceHit
 
 Span = tuple[int, int, int, int]  # (line, col, end_line, end_col)
@@ -45,6 +45,8 @@ class Evaluator:
         self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         self._unseen_provider: Optional[TraceHit] = None  # set by _check_program for its findings
         self.text_of: Optional[Callable[[Path], str]] = None  # a module's text (set by the linter)
+        # is a rule's finding shown at all (--select/--ignore; set by the linter, which applies them)
+        self.code_shown: Callable[[str], bool] = lambda code: True
         # set by _check_program for its findings: (the block, the seed outside it) where uses in a
         # scope group's block are reached by no provider inside it
         self._scoped: Optional[tuple[tuple[int, int, int, int], Optional[TraceHit]]] = None
@@ -438,16 +440,44 @@ class Evaluator:
         present = {th.hit.owner for th in program.all_hits if not th.off_default}
         present |= self.assumed(present)
 
-        covered: dict[str, list[str]] = {}  # rule code -> what checks folded into it found
+        labels: dict[int, str] = {}  # id of a finding -> what it is about, and where
 
-        def folded(code: Optional[str]) -> bool:
-            """Does rule ``code`` report this program (then a check folded into it says nothing)?"""
-            other = self.kb.rules.get(code) if code else None
-            if other is None or not self.rule_on(other) or _switched_off(other, present) \
-                    or (other.training and not training):
-                return False
-            return any(self._check_program(other, ch, program, feeding, in_group, trains, keras, display, where,
-                                           thrown_away) for ch in other.program)
+        def emit(rule: Rule, check: dict[str, Any], here: Optional[Path]) -> list[Diagnostic]:
+            """The findings of one check, reported at ``here`` (a module's own sites) or at the entry."""
+            diags: list[Diagnostic] = []
+            found = self._check_program(rule, check, program, feeding, in_group, trains, keras,
+                                        display, where, thrown_away)
+            site_path = here or program.entry
+            for first, uses, late_after in found:
+                if check.get("each-site") and first.path != site_path:
+                    continue  # reported when the module it is in is linted
+                diag = self._program_diagnostic(rule, check, program, first, uses, late_after, display,
+                                                where, program_name, here=here is not None)
+                diags.append(diag)
+                labels[id(diag)] = f"{self._label(first)} at {where(first.path, first.hit.span[0])}"
+                opted = next((th for th in program.all_hits if late_after is None and check.get("requires")
+                              and th.off_default and in_group(th, check["requires"])), None)
+                if opted is not None:  # a seed only a command-line option or an edited value turns on
+                    at = where(*(opted.optional or (opted.path, opted.hit.line)))
+                    diag.message += (f" (the call at {at} is on a branch a run"
+                                     " with the defaults does not take: its command-line options, and the"
+                                     " values the code sets before the test)")
+                    lower(diag, "likely", "assumes a run with the defaults")
+                self._rate(diag, program, first, uses, training_reached if rule.training else None)
+                partly = [self.partly_frozen(th, program) for th in uses] if check["uses"] == "ops" else []
+                if partly and all(partly):
+                    path, line = partly[0]
+                    lower(diag, "possible", f"assumes the loop at {where(path, line)}, which freezes "
+                          "parameters by name, keeps this layer or one before it training")
+                self._rate_unsure(rule, diag, present)
+                unseen = self._unseen_provider
+                if unseen is not None:  # a provider the trace never reached may still run first
+                    lower(diag, "likely", f"assumes {pretty(unseen.hit.api)} at "
+                          f"{where(unseen.path, unseen.hit.line)}, which the program was not seen to run, "
+                          "does not run first")
+            return diags
+
+        folds: list[tuple[Diagnostic, str]] = []  # (a finding, the rule it folds into)
         for rule in self.kb.rules.values():
             if not self.rule_on(rule) or _switched_off(rule, present):
                 continue
@@ -456,46 +486,46 @@ class Evaluator:
             for check in rule.program:
                 if sites_in is not None and not check.get("each-site"):
                     continue
-                if folded(check.get("folds-into")):
-                    # the other rule's finding names the same cause and its fix covers this one
-                    if sites_in is None:
-                        for first, _, _ in self._check_program(rule, check, program, feeding, in_group, trains,
-                                                               keras, display, where, thrown_away):
-                            covered.setdefault(check["folds-into"], []).append(
-                                f"{self._label(first)} at {where(first.path, first.hit.span[0])}")
-                    continue
-                found = self._check_program(rule, check, program, feeding, in_group, trains, keras,
-                                            display, where, thrown_away)
-                site_path = sites_in or program.entry
-                for first, uses, late_after in found:
-                    if check.get("each-site") and first.path != site_path:
-                        continue  # reported when the module it is in is linted
-                    out.append(self._program_diagnostic(rule, check, program, first, uses, late_after, display,
-                                                        where, program_name, here=sites_in is not None))
-                    opted = next((th for th in program.all_hits if late_after is None and check.get("requires")
-                                  and th.off_default and in_group(th, check["requires"])), None)
-                    if opted is not None:  # a seed only a command-line option or an edited value turns on
-                        at = where(*(opted.optional or (opted.path, opted.hit.line)))
-                        out[-1].message += (f" (the call at {at} is on a branch a run"
-                                            " with the defaults does not take: its command-line options, and the"
-                                            " values the code sets before the test)")
-                        lower(out[-1], "likely", "assumes a run with the defaults")
-                    self._rate(out[-1], program, first, uses, training_reached if rule.training else None)
-                    partly = [self.partly_frozen(th, program) for th in uses] if check["uses"] == "ops" else []
-                    if partly and all(partly):
-                        path, line = partly[0]
-                        lower(out[-1], "possible", f"assumes the loop at {where(path, line)}, which freezes "
-                              "parameters by name, keeps this layer or one before it training")
-                    self._rate_unsure(rule, out[-1], present)
-                    unseen = self._unseen_provider
-                    if unseen is not None:  # a provider the trace never reached may still run first
-                        lower(out[-1], "likely", f"assumes {pretty(unseen.hit.api)} at "
-                              f"{where(unseen.path, unseen.hit.line)}, which the program was not seen to run, "
-                              "does not run first")
-        for diag in out:  # say what the finding's fix covers besides its own evidence
-            if covered.get(diag.code):
-                diag.message += f" (the seed also fixes the order of {', '.join(covered.pop(diag.code))})"
+                diags = emit(rule, check, sites_in)
+                out += diags
+                if check.get("folds-into"):
+                    folds += [(diag, check["folds-into"]) for diag in diags]
+        if folds:
+            out = self._fold(out, folds, sites_in is not None, program, training, present, emit, labels)
         return out
+
+    def _fold(self, out: list[Diagnostic], folds: list[tuple[Diagnostic, str]], elsewhere: bool,
+              program: Program, training: bool, present: set[str], emit: Any,
+              labels: dict[int, str]) -> list[Diagnostic]:
+        """One finding per cause: a finding folds into the other rule's finding for the program
+        (DET606's loader into DET601's missing seed) where that one is shown: at least as sure,
+        at the shown confidence, and not silenced at its line; that finding names what it covers."""
+        entry_facts = self.facts_of(program.entry) if self.facts_of is not None else None
+        noqa = entry_facts.noqa if entry_facts is not None else {}
+        dropped: set[int] = set()
+        for code in dict.fromkeys(code for _, code in folds):
+            other = self.kb.rules.get(code)
+            if other is None or not self.rule_on(other) or not self.code_shown(code) \
+                    or _switched_off(other, present) or (other.training and not training):
+                continue
+            if elsewhere:  # a module's own sites: the entry's finding, as its own linting makes it
+                theirs = [d for check in other.program for d in emit(other, check, None)]
+            else:
+                theirs = [d for d in out if d.code == code]
+            shown = [d for d in theirs if at_least(d.confidence, self.settings.min_confidence)
+                     and not (d.line in noqa and (not noqa[d.line] or code in noqa[d.line]))]
+            for diag, into in folds:
+                host = next((d for d in shown if into == code and at_least(d.confidence, diag.confidence)), None)
+                if host is None:
+                    continue
+                dropped.add(id(diag))
+                if not elsewhere:
+                    note = labels.get(id(diag), diag.code)
+                    host.message += (f" (the seed also fixes the order of {note})" if "(the seed also fixes" not in
+                                     host.message else "").rstrip()
+                    if "(the seed also fixes" in host.message and note not in host.message:
+                        host.message = host.message[:-1] + f", {note})"
+        return [d for d in out if id(d) not in dropped]
 
     def _label(self, th: TraceHit) -> str:
         matcher = self.kb.matcher(th.hit.owner, th.hit.index)
@@ -775,7 +805,7 @@ def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:
     if facts is None:
         return False
     spot = (hit.line, hit.col)
-    if hit.scope is None and any((l0, c0) <= spot <= (l1, c1) and EVALUATION_NAME.search(name)
+    if hit.scope is None and any((l0, c0) <= spot <= (l1, c1) and evaluation_name(name)
                                  for name, l0, c0, l1, c1 in facts.assigned):
         return True
     return any((l0, c0) <= spot <= (l1, c1) for l0, c0, l1, c1 in facts.evaluation_spans)

@@ -41,7 +41,7 @@ from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.positions import Span, positions
 from detlint.lint.walk import walk
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
-from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, SPELLED, TABLE_ITEM
+from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, MERGED, SPELLED, TABLE_ITEM
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -62,6 +62,7 @@ WRAPPERS = "group:function-wrappers"
 STOPS = "group:gradient-stops"
 CONFIG_BUILDERS = "group:config-instantiators"
 CONFIG_TREES = "group:config-trees"
+CONFIG_MERGERS = "group:config-mergers"
 INFERENCE = "group:inference"  # an Estimator's evaluate/predict runs its model_fn without training
 CPU_BLOCKS = "group:cpu-device-blocks"
 RETURNS_RECEIVER = "group:returns-receiver"
@@ -83,7 +84,7 @@ LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
 NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
-                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CONFIG_TREES, CPU_BLOCKS, RETURNS_RECEIVER,
+                          NO_GRAD_BLOCKS, CONFIG_BUILDERS, CONFIG_TREES, CONFIG_MERGERS, CPU_BLOCKS, RETURNS_RECEIVER,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
 
@@ -159,6 +160,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.in_main_guard = False
         self.version_guards = 0
         self.display_calls: list[cst.Call] = []  # print(...)/plot(...) calls being walked
+        self.display_depths: list[int] = []  # ... and how many calls deep each one is
+        self.call_depth = 0  # calls being walked
         # address f-strings being walked (f"tcp://localhost:{port}"): a draw there picks a port
         self.formatted = 0
         self.seed_values = 0  # inside `seed = random.randint(...)`: a seed source, not a draw for training
@@ -510,9 +513,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                                        arg_ref, arg_span, self.version_guards > 0, at,
                                        bool(self.display_calls) or self.formatted > 0 or self._draws_a_seed(node),
                                        self.off_default > 0))
-            held = self.bound_to.get(id(node)) if owner.startswith("group:") else None
+            held = self.bound_to.get(id(node)) if owner.startswith("group:") and self.current_scope not in (
+                None, MAIN_GUARD) else None  # a module-level name may be read where it is imported
             if held is not None:  # uid = random.randint(...): is it only ever printed?
-                self.shown_values.note_bound(held, len(self.facts.hits) - 1)
+                self.shown_values.note_bound(held, self.facts.hits[-1])
             if aside:
                 self.aside_hits[id(self.facts.hits[-1])] = matcher.in_methods
         for param in self.pending_defaults:
@@ -1234,7 +1238,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if isinstance(node.value, cst.Call) and self.classes and self.runs_later(self.qualify(dotted(node.value.func))):
                 for arg in node.value.args:  # self.train_step = jax.jit(train_step), a closure
                     self.deferred_steps.note_kept(self.classes[-1], dotted(node.targets[0].target),
-                                                  self.passed_function(arg.value)[1])
+                                                  self.passed_function(arg.value)[1], self.pos(node)[0])
             # `if args.seed is None: args.seed = random.randint(...)`: later reads are not the default
             option = self.option_read(node.targets[0].target)
             if self.depth == 0 and key_of(node.targets[0].target, self.config_trees.roots) is not None:
@@ -1301,10 +1305,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     writers.append(self.current_scope)
             if self.depth == 0 and isinstance(target.target, cst.Name):
                 self.facts.assigned.append((target.target.value, *self.pos(node)))
-            elif isinstance(target.target, cst.Name) and names.EVALUATION_NAME.search(target.target.value):
+            elif isinstance(target.target, cst.Name) and names.evaluation_name(target.target.value):
                 self.facts.evaluation_spans.append(self.pos(node))
             elif isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) \
-                    and target.target.value.value == "self" and names.EVALUATION_NAME.search(target.target.attr.value):
+                    and target.target.value.value == "self" and names.evaluation_name(target.target.attr.value):
                 self.facts.evaluation_spans.append(self.pos(node))  # self.test_loader = DataLoader(...)
             if self.depth == 0:
                 self.note_table(target.target, node.value)
@@ -1762,6 +1766,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         return ordering.order_matters(call, self.suites, self.pos, loses_order)
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.call_depth += 1
         first = len(self.facts.calls)
         self._visit_call(node)
         if self.cpu_blocks:  # what it runs is placed on the CPU too (``with tf.device("/cpu:0"): Net()``)
@@ -1769,7 +1774,6 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def _visit_call(self, node: cst.Call) -> None:
         name = dotted(node.func)
-        self.deferred_steps.note_call(self.current_scope, name)
         qual = self.qualify(name)
         start = len(self.facts.hits)
         self.note_argument_types(node, name, qual)
@@ -1930,8 +1934,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             end_line, end_col = self.pos(node)[2:]
             for ref in self.held_functions(node):
                 self.facts.calls.append(CallSite(ref, end_line, end_col, self.current_scope))
+        if isinstance(node.func, cst.Attribute) and self._in_group(CONFIG_MERGERS, None, node) \
+                and MERGED not in self.facts.options_set:
+            self.facts.options_set.append(MERGED)  # cfg.merge_from_file(args.config_file)
         if self.is_display(qual, name, node):
             self.display_calls.append(node)
+            self.display_depths.append(self.call_depth)
 
     def with_partial_args(self, node: cst.Call, name: Optional[str]) -> cst.Call:
         """``conv(x, 64)`` with ``conv = partial(slim.conv2d, padding="SAME")``: the call the
@@ -2051,11 +2059,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.facts.calls.append(CallSite(ref, line, col, self.current_scope))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        # what a closure compiled in a constructor holds runs in the method that calls it
-        self.facts.hits = self.shown_values.finish(self.deferred_steps.moved(self.facts.hits))
         for key, default in self.config_trees.defaults.items():  # read by the programs that run this module
             self.facts.options.setdefault(key, default)
-        self.facts.calls = self.deferred_steps.moved(self.facts.calls)
         self.facts.frozen_bindings = self.frozen_models.lines()
         self.facts.partly_frozen = self.frozen_models.partly_lines()
         if mentions_sys_path(self.source):  # import _init_paths: the folders it puts on sys.path
@@ -2090,6 +2095,14 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.hits = [h for h in self.facts.hits
                                if self.default_judged.get(id(h)) not in self.project_keywords]
         self.facts.gradient_style = sorted(self.file_flags)
+        # last, as they make new hits (the filters above know hits by id): what a closure compiled
+        # in a constructor holds runs where the attribute is called; a draw only shown is displayed
+        self.facts.hits = self.shown_values.finish(self.deferred_steps.moved(self.facts.hits))
+        self.facts.calls = self.deferred_steps.moved(self.facts.calls)
+        for klass, attribute, line in self.deferred_steps.methods():
+            if attribute not in self.facts.classes.get(klass, []):
+                self.facts.classes.setdefault(klass, []).append(attribute)
+            self.facts.functions.setdefault(f"{klass}.{attribute}", line)
 
     def record_exports(self) -> None:
         """What importing modules take from this one: its aliases and framework classes."""
@@ -2125,8 +2138,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.calls = [c for c in self.facts.calls if alive(c.line)]
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.shown_values.read:
-            self.shown_values.note_read(node.value, bool(self.display_calls))
+        if node.value in self.shown_values.read:  # shown: an argument of the display call itself
+            self.shown_values.note_read(node.value, bool(self.display_calls)
+                                        and self.display_depths[-1] == self.call_depth)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self.formatted += _names_an_address(node)
@@ -2135,8 +2149,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.formatted -= _names_an_address(original_node)
 
     def leave_Call(self, original_node: cst.Call) -> None:
+        self.call_depth -= 1
         if self.display_calls and self.display_calls[-1] is original_node:
             self.display_calls.pop()
+            self.display_depths.pop()
         if self.stop_calls and self.stop_calls[-1] is original_node:
             self.stop_calls.pop()
 

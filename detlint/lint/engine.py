@@ -134,6 +134,9 @@ class Linter:
         self.evaluator.not_training_path = self.not_training
         self.evaluator.facts_of = self.facts_of
         self.evaluator.text_of = self.text_of
+        # flake8 applies its own selection: there a folded finding folds as by default
+        self.evaluator.code_shown = lambda code: not standalone or selected(
+            code, settings, self.kb.rules[code].default_enabled if code in self.kb.rules else True)
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self._commands: Optional[dict[Path, list[str]]] = None  # console scripts (commands)
         self._commanded: dict[Path, tuple[FileFacts, FileFacts]] = {}  # facts -> as the command runs them

@@ -76,3 +76,10 @@ def factory_name(name: str) -> bool:
 EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluation|dev|holdout)(?:_|\d|$)"
                              r"|^(?:test|val|valid|eval)(?:loader|set|data|dataset|ds|iter|batches|gen|generator)s?$",
                              re.IGNORECASE)
+TRAIN_WORD = re.compile(r"(?:^|_)train", re.IGNORECASE)
+
+
+def evaluation_name(name: str) -> bool:
+    """A name for test or validation data only (``test_loader``, ``x_val``), not one that also
+    says it trains (``train_val_loader``: training on the train and validation splits)."""
+    return bool(EVALUATION_NAME.search(name)) and not TRAIN_WORD.search(name)

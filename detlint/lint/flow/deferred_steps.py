@@ -6,9 +6,8 @@ then calls ``self.train_xmap(...)``. What the closure holds (``optax.apply_updat
 random draws of the step) runs where that attribute is called, not when the object is made: an
 inference script that builds the model and calls only ``generate()`` trains nothing. Nested
 functions are merged into the scope of the function they are defined in, so such a closure's
-hits and calls are moved to the scope of the first method that calls the attribute. A closure
-whose attribute no method of the class calls (``self.net.apply`` of a transformed function, or a
-caller elsewhere) keeps its scope, as before.
+hits and calls are moved to a scope of their own, ``Class.attribute``, which the class gets as a
+method: calls of the attribute run it, from its own methods or from elsewhere.
 """
 from __future__ import annotations
 
@@ -23,28 +22,27 @@ T = TypeVar("T", Hit, CallSite)
 
 class DeferredSteps:
     def __init__(self) -> None:
-        self.kept: list[tuple[Span, str, str]] = []  # (closure's span, class, attribute it is kept in)
-        self.callers: dict[tuple[str, str], str] = {}  # (class, attribute) -> first method calling it
+        self.kept: list[tuple[Span, str, str, int]] = []  # (closure's span, class, attribute, line)
 
-    def note_kept(self, klass: Optional[str], target: Optional[str], span: Optional[Span]) -> None:
+    def note_kept(self, klass: Optional[str], target: Optional[str], span: Optional[Span], line: int = 0) -> None:
         """``self.<attribute> = runner(closure)`` in a method of ``klass``."""
         if klass and span and target and target.startswith("self.") and target.count(".") == 1:
-            self.kept.append((span, klass, target[5:]))
+            self.kept.append((span, klass, target[5:], line))
 
-    def note_call(self, scope: Optional[str], func: Optional[str]) -> None:
-        """``self.<attribute>(...)`` called in ``scope`` (``Class.method``)."""
-        if scope and "." in scope and func and func.startswith("self.") and func.count(".") == 1:
-            self.callers.setdefault((scope.split(".")[0], func[5:]), scope)
+    def methods(self) -> list[tuple[str, str, int]]:
+        """(class, attribute, line): attributes that now act as methods of their class."""
+        return [(klass, attribute, line) for _, klass, attribute, line in self.kept]
 
     def moved(self, items: Sequence[T]) -> list[T]:
-        """``items`` with those inside a kept closure moved to the method that calls it."""
-        moves = [(span, self.callers[(klass, attribute)]) for span, klass, attribute in self.kept
-                 if (klass, attribute) in self.callers]
-        if not moves:
+        """``items`` with those inside a kept closure moved to the scope ``Class.attribute``: they
+        run where that attribute is called (``self.train_step(...)`` in any method, or
+        ``model.train_step(...)`` elsewhere), as a method of that name would."""
+        if not self.kept:
             return list(items)
         out = []
         for item in items:
             at = (item.line, item.col)
-            scope = next((to for (l0, c0, l1, c1), to in moves if (l0, c0) <= at <= (l1, c1)), None)
+            scope = next((f"{klass}.{attribute}" for (l0, c0, l1, c1), klass, attribute, _ in self.kept
+                          if (l0, c0) <= at <= (l1, c1)), None)
             out.append(replace(item, scope=scope) if scope is not None and scope != item.scope else item)
         return out

@@ -21,6 +21,11 @@ import libcst as cst
 from detlint.lint.conditions import dotted
 
 
+# builtins that run nothing of what they are given
+HARMLESS = frozenset({"print", "len", "str", "repr", "type", "isinstance", "id", "hasattr", "getattr", "vars",
+                      "format", "hash", "callable"})
+
+
 class FrozenModels:
     def __init__(self, housekeeping: Callable[[str], bool] = lambda method: False) -> None:
         # model.eval(), model.cuda(): methods that run no forward pass (a KB group)
@@ -42,6 +47,7 @@ class FrozenModels:
         # extract(loader, backbone)) runs without autograd
         self.handed_to: dict[str, list[tuple[str, int | str]]] = {}
         self.defs: dict[str, list[str]] = {}  # module-level function -> its parameters, in order
+        self.memo: dict[str, Optional[bool]] = {}  # _runs_without_autograd's answers
 
     def note_call(self, node: cst.Call, without_autograd: bool) -> None:
         name = _name(node.func)
@@ -88,6 +94,13 @@ class FrozenModels:
                                                                *params.kwonly_params)]
 
     def _runs_without_autograd(self, name: str, seen: frozenset = frozenset()) -> Optional[bool]:
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = False  # while it is being decided (a cycle): not frozen
+        self.memo[name] = self._decide(name, seen)
+        return self.memo[name]
+
+    def _decide(self, name: str, seen: frozenset) -> Optional[bool]:
         """Does every run of ``name`` (its calls, and the parameters of this file's functions it
         is handed to) happen without autograd? True when one does and all do, None when it never
         runs, False otherwise. What other callables do with it is not known here, as before
@@ -100,8 +113,10 @@ class FrozenModels:
         ran = bool(runs)
         for callee, place in self.handed_to.get(name, ()):
             params = self.defs.get(callee)
+            if params is None and callee in HARMLESS:
+                continue  # print(model), len(dataset): no run
             if params is None:
-                continue  # not this file's function (print(model)): read as before, as no run
+                return False  # trainer.fit(model), a wrapper: what it does is not known here
             if place is None:
                 return False
             param = params[place] if isinstance(place, int) and place < len(params) else place
@@ -127,7 +142,7 @@ class FrozenModels:
             if isinstance(statement, cst.SimpleStatementLine) and _freezes(statement, loop_vars):
                 self.frozen.add(held)
             elif isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock) \
-                    and {n.value for n in _names(statement.test)} & loop_vars \
+                    and {n.value for n in _names(statement.test)} & loop_vars and _all_but(statement.test) \
                     and any(isinstance(s, cst.SimpleStatementLine) and _freezes(s, loop_vars)
                             for s in statement.body.body):
                 self.partly.setdefault(held, line)
@@ -152,6 +167,18 @@ class FrozenModels:
         """(a line binding a model a loop freezes by name, the loop's line)."""
         return sorted({(line, loop) for name, loop in self.partly.items() if name not in self.frozen
                        for line in self.bound.get(name, ())})
+
+
+def _all_but(test: cst.BaseExpression) -> bool:
+    """A test that keeps some parameters out of the freeze (``name not in [...]``, ``not
+    name.startswith("fc")``, ``"head" not in name``): all but those are frozen. A positive test
+    (``"embed" in name``) freezes only what it names, and the rest trains."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    if isinstance(test, cst.BooleanOperation):
+        return _all_but(test.left) and _all_but(test.right)
+    return isinstance(test, cst.Comparison) and all(
+        isinstance(c.operator, (cst.NotIn, cst.NotEqual, cst.IsNot)) for c in test.comparisons)
 
 
 def _freezes(statement: cst.SimpleStatementLine, loop_vars: set[str]) -> bool:

@@ -14,11 +14,11 @@ from detlint.lint.ftypes import Hit
 
 class ShownValues:
     def __init__(self) -> None:
-        self.bound: dict[str, list[int]] = {}  # name -> indexes of the hits whose value it holds
+        self.bound: dict[str, list[int]] = {}  # name -> ids of the hits whose value it holds
         self.read: dict[str, bool] = {}  # name -> read (False: only shown so far; True: used)
 
-    def note_bound(self, name: str, index: int) -> None:
-        self.bound.setdefault(name, []).append(index)
+    def note_bound(self, name: str, hit: Hit) -> None:
+        self.bound.setdefault(name, []).append(id(hit))
         self.read.setdefault(name, False)
 
     def note_read(self, name: str, shown: bool) -> None:
@@ -31,4 +31,4 @@ class ShownValues:
         """``hits`` with those whose value is only ever shown marked as displayed."""
         only_shown = {i for name, indexes in self.bound.items()
                       if not self.read[name] and f"{name}\0shown" in self.read for i in indexes}
-        return [replace(h, displayed=True) if i in only_shown and not h.displayed else h for i, h in enumerate(hits)]
+        return [replace(h, displayed=True) if id(h) in only_shown and not h.displayed else h for h in hits]

@@ -22,9 +22,19 @@ TARGET_RE = re.compile(r"^\s*(?:[^=\s]+\s*=\s*)?(?P<module>[\w.]+)\s*:\s*(?P<fun
 
 
 def declared(root: Path) -> dict[Path, list[str]]:
-    """The project's command modules, each with the functions its commands call."""
+    """The project's command modules, each with the functions its commands call (none where
+    the declarations cannot be read: they are the project's packaging, not code to check)."""
+    try:
+        return _declared(root)
+    except (OSError, ValueError, TypeError, RecursionError, MemoryError):
+        return {}
+
+
+def _declared(root: Path) -> dict[Path, list[str]]:
     out: dict[Path, list[str]] = {}
     for target in _targets(root):
+        if not isinstance(target, str):
+            continue
         match = TARGET_RE.match(target)
         if match is None:
             continue
@@ -42,7 +52,7 @@ def _targets(root: Path) -> Iterable[str]:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return path.read_text(encoding="utf-8-sig", errors="replace") if path.is_file() else ""
     except OSError:
         return ""
 
@@ -102,7 +112,8 @@ def _from_setup_py(path: Path) -> Iterable[str]:
                 yield from _from_setup_cfg_text(value)
             elif isinstance(value, dict):
                 scripts = value.get("console_scripts", ())
-                for item in [scripts] if isinstance(scripts, str) else scripts:
+                for item in [scripts] if isinstance(scripts, str) else \
+                        scripts if isinstance(scripts, (list, tuple)) else ():
                     if isinstance(item, str):
                         yield item
 
@@ -122,8 +133,13 @@ def _from_setup_cfg_text(text: str) -> Iterable[str]:
 
 def _module_file(root: Path, module: str) -> Optional[Path]:
     parts = module.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None  # "..:main", "a..b": no module of the project
     for base in (root, root / "src"):
         for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-            if candidate.is_file():
-                return candidate.resolve()
+            try:
+                if candidate.is_file():
+                    return candidate.resolve()
+            except OSError:  # a name too long for the file system
+                return None
     return None

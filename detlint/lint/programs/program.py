@@ -20,6 +20,9 @@ from detlint.lint.programs.outline import Outline
 FactsGetter = Callable[[Path], Optional[FileFacts]]
 OutlineGetter = Callable[[Path], Optional[Outline]]
 MAIN_GUARD = "__main__"  # the scope of code under `if __name__ == "__main__":`
+# in FileFacts.options_set: a configuration tree is merged with a file or a list the run names
+# (yacs' merge_from_file): none of its defaults is known to hold
+MERGED = "<merged configuration>"
 CONFIGURED = "<configured>.*"  # a call target: one of the classes the project's configuration files name
 # a call target's prefix: a method of an object made by a call no one can see into, which may be
 # the project class the variable's name spells (``trainer.train()`` -> ``Trainer.train``)
@@ -586,8 +589,12 @@ class ProgramBuilder:
             for key, default in facts.options.items():
                 if key in options and options[key] != default:
                     unsettled.add(key)
+                if "." in key and MERGED in unsettled:
+                    unsettled.add(key)
                 options.setdefault(key, default)
             unsettled.update(facts.options_set)
+            if MERGED in facts.options_set:  # cfg.merge_from_file(args.config): any value may change
+                unsettled.update(key for key in options if "." in key)
 
         def targets(path: Path, facts: FileFacts, site: CallSite, receiver: Receiver = None,
                     hops: int = 0, seen: dict | None = None) -> Iterator[Target]:

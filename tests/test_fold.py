@@ -31,3 +31,11 @@ def test_the_loader_folds_into_the_missing_seed(tmp_path: Path) -> None:
                                         ((), "  # noqa: DET601")])
 def test_a_silenced_seed_finding_leaves_the_loader_its_own(tmp_path: Path, args: tuple[str, ...], noqa: str) -> None:
     assert codes(tmp_path, *args, noqa=noqa) == ["DET606"]
+
+
+def test_a_seed_finding_ignored_for_the_file_leaves_the_loader_its_own(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.detlint]\nper-file-ignores = {"train.py" = ["DET601"]}\n')
+    (tmp_path / "train.py").write_text(TRAIN.format(noqa=""))
+    result = detlint_here(["--no-cache", "--torch-version", "2.4", "train.py"], tmp_path)
+    assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines() if ": DET" in line] == ["DET606"], \
+        result.stdout + result.stderr

@@ -45,8 +45,9 @@ class Evaluator:
         self._pipeline_scopes: dict[int, tuple[FileFacts, list[Span], set[str]]] = {}
         self._unseen_provider: Optional[TraceHit] = None  # set by _check_program for its findings
         self.text_of: Optional[Callable[[Path], str]] = None  # a module's text (set by the linter)
-        # is a rule's finding shown at all (--select/--ignore; set by the linter, which applies them)
-        self.code_shown: Callable[[str], bool] = lambda code: True
+        # is a rule's finding in a file shown at all (--select/--ignore, per-file-ignores; set by
+        # the linter, which applies them)
+        self.code_shown: Callable[[str, Path], bool] = lambda code, path: True
         # set by _check_program for its findings: (the block, the seed outside it) where uses in a
         # scope group's block are reached by no provider inside it
         self._scoped: Optional[tuple[tuple[int, int, int, int], Optional[TraceHit]]] = None
@@ -505,7 +506,7 @@ class Evaluator:
         dropped: set[int] = set()
         for code in dict.fromkeys(code for _, code in folds):
             other = self.kb.rules.get(code)
-            if other is None or not self.rule_on(other) or not self.code_shown(code) \
+            if other is None or not self.rule_on(other) or not self.code_shown(code, program.entry) \
                     or _switched_off(other, present) or (other.training and not training):
                 continue
             if elsewhere:  # a module's own sites: the entry's finding, as its own linting makes it

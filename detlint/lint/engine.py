@@ -134,9 +134,7 @@ class Linter:
         self.evaluator.not_training_path = self.not_training
         self.evaluator.facts_of = self.facts_of
         self.evaluator.text_of = self.text_of
-        # flake8 applies its own selection: there a folded finding folds as by default
-        self.evaluator.code_shown = lambda code: not standalone or selected(
-            code, settings, self.kb.rules[code].default_enabled if code in self.kb.rules else True)
+        self.evaluator.code_shown = self._shown_in
         self._facts: dict[Path, Optional[FileFacts]] = {}
         self._commands: Optional[dict[Path, list[str]]] = None  # console scripts (commands)
         self._commanded: dict[Path, tuple[FileFacts, FileFacts]] = {}  # facts -> as the command runs them
@@ -833,11 +831,7 @@ class Linter:
         diags = [d for d in diags if at_least(d.confidence, self.settings.min_confidence)]
         if not self.standalone:
             return sorted(diags, key=Diagnostic.sort_key)
-        rel = self._relative(path)
-        ignored: set[str] = set()
-        for pattern, codes in self.settings.per_file_ignores.items():
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern):
-                ignored.update(codes)
+        ignored = self._ignored_in(path)
         out = []
         for diag in diags:
             rule = self.kb.rules.get(diag.code)
@@ -850,6 +844,24 @@ class Linter:
                 continue
             out.append(diag)
         return sorted(out, key=Diagnostic.sort_key)
+
+    def _ignored_in(self, path: Path) -> set[str]:
+        """The codes ``per-file-ignores`` silences in ``path``."""
+        rel = self._relative(path)
+        ignored: set[str] = set()
+        for pattern, codes in self.settings.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern):
+                ignored.update(codes)
+        return ignored
+
+    def _shown_in(self, code: str, path: Path) -> bool:
+        """Is a finding of ``code`` in ``path`` selected and not ignored there? (flake8 applies
+        its own selection: there every code counts as shown.)"""
+        if not self.standalone:
+            return True
+        rule = self.kb.rules.get(code)
+        return selected(code, self.settings, rule.default_enabled if rule else True) \
+            and not any(code.startswith(c) for c in self._ignored_in(path))
 
     def program_versions_table(self, files: list[Path], jobs: int = 1, cache: Optional[FactsCache] = None,
                                relative_to: Optional[Path] = None,

@@ -135,6 +135,49 @@ def test_shuffling_loaders_and_random_split_follow_the_global_generator(tmp_path
     assert order("generator") == order("generator")
 
 
+def test_a_dataset_draws_in_the_main_process_without_workers_and_is_reseeded_in_workers(tmp_path: Path) -> None:
+    """torch-main-process-loaders and the numpy group's outside-methods: without workers the
+    dataset's NumPy and random draws are the main process's (np.random.seed and random.seed fix
+    them, torch.manual_seed does not); with workers (PyTorch >= 1.9) torch.manual_seed fixes them
+    and np.random.seed in the main process does not."""
+    if TORCH_VERSION < Version.parse("1.9"):
+        pytest.skip("workers reseed NumPy from PyTorch 1.9")
+    code = textwrap.dedent("""
+        import random, sys
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        class Draws(Dataset):
+            def __len__(self):
+                return 4
+            def __getitem__(self, i):
+                return torch.tensor([np.random.rand(), random.random()])
+
+        workers, seed = int(sys.argv[1]), sys.argv[2]
+        if seed == "numpy+random":
+            np.random.seed(0)
+            random.seed(0)
+        elif seed == "torch":
+            torch.manual_seed(0)
+        loader = DataLoader(Draws(), batch_size=4, num_workers=workers)
+        print("DRAWS", next(iter(loader)).tolist())
+    """)
+    script = tmp_path / "draws.py"
+    script.write_text(code)
+
+    def draws(workers: int, seed: str) -> str:
+        proc = subprocess.run([sys.executable, str(script), str(workers), seed], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout
+
+    assert draws(0, "numpy+random") == draws(0, "numpy+random")
+    assert draws(0, "torch") != draws(0, "torch")
+    assert draws(2, "torch") == draws(2, "torch")
+    assert draws(2, "numpy+random") != draws(2, "numpy+random")
+
+
 def test_the_installed_torch_is_read_from_metadata_not_imported(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "train.py").write_text("import torch\n")

@@ -488,11 +488,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         aside = bool(matcher.in_methods) and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods
         if aside and self.current_scope in (None, MAIN_GUARD):
             return
+        # in a method the loader's workers run (they reseed): kept apart, for the programs that run
+        # it themselves (a loader without workers, a direct call)
         methods, importing = matcher.outside_methods
-        if methods and self.current_scope and "." in self.current_scope \
-                and self.current_scope.rsplit(".", 1)[-1] in methods \
-                and any(qual.split(".")[0] in importing for qual in self.facts.imports.values()):
-            return
+        worker_side = bool(methods) and bool(self.current_scope) and "." in (self.current_scope or "") \
+            and (self.current_scope or "").rsplit(".", 1)[-1] in methods \
+            and any(qual.split(".")[0] in importing for qual in self.facts.imports.values())
         if self.cpu_blocks and owner.startswith("op:"):
             return  # the ops rules are about GPU kernels; this one is placed on the CPU
         if self.off_default and owner.startswith("rule:") and "defaults to" in detail:
@@ -512,7 +513,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                        arg_ref, arg_span, self.version_guards > 0, at,
                                        bool(self.display_calls) or self.formatted > 0 or self._draws_a_seed(node),
-                                       self.off_default > 0))
+                                       self.off_default > 0, worker_side))
             held = self.bound_to.get(id(node)) if owner.startswith("group:") and self.current_scope not in (
                 None, MAIN_GUARD) else None  # a module-level name may be read where it is imported
             if held is not None:  # uid = random.randint(...): is it only ever printed?
@@ -2098,6 +2099,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # last, as they make new hits (the filters above know hits by id): what a closure compiled
         # in a constructor holds runs where the attribute is called; a draw only shown is displayed
         self.facts.hits = self.shown_values.finish(self.deferred_steps.moved(self.facts.hits))
+        self.facts.worker_hits = [h for h in self.facts.hits if h.worker_side]
+        if self.facts.worker_hits:
+            self.facts.hits = [h for h in self.facts.hits if not h.worker_side]
         self.facts.calls = self.deferred_steps.moved(self.facts.calls)
         for klass, attribute, line in self.deferred_steps.methods():
             if attribute not in self.facts.classes.get(klass, []):

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 25
+FORMAT = 26
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -24,10 +24,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
     """One cache entry; ``key`` is stored too, so an entry copied to another name is rejected."""
     doc = {
         "format": FORMAT, "key": key, "path": facts.path,
-        "hits": [[h.owner, h.index, h.api, h.line, h.col, h.end_line, h.end_col, h.scope, h.detail,
-                  h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
-                  list(h.at) if h.at is not None else None, h.displayed, h.off_by_default]
-                 for h in facts.hits],
+        "hits": [_hit_row(h) for h in facts.hits], "worker_hits": [_hit_row(h) for h in facts.worker_hits],
         "calls": [[c.target, c.line, c.col, c.scope, c.no_grad, c.inference, c.untaped, c.deferred, c.on_cpu,
                    c.dropped, c.key]
                   for c in facts.calls],
@@ -72,6 +69,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
     return FileFacts(
         path=_str(doc.get("path")),
         hits=[_hit(row) for row in _list(doc.get("hits"))],
+        worker_hits=[_hit(row) for row in _list(doc.get("worker_hits"))],
         calls=[_call(row) for row in _list(doc.get("calls"))],
         functions={_str(k): _line(v) for k, v in _dict(doc.get("functions")).items()},
         classes={_str(k): [_str(m) for m in _list(v)] for k, v in _dict(doc.get("classes")).items()},
@@ -130,14 +128,20 @@ def load_facts(data: bytes, key: str) -> FileFacts:
     )
 
 
+def _hit_row(h: Hit) -> list[Any]:
+    return [h.owner, h.index, h.api, h.line, h.col, h.end_line, h.end_col, h.scope, h.detail,
+            h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
+            list(h.at) if h.at is not None else None, h.displayed, h.off_by_default, h.worker_side]
+
+
 def _hit(row: Any) -> Hit:
-    row = _list(row, 15)
+    row = _list(row, 16)
     line, col, end_line, end_col = _span(row[3:7])
     return Hit(owner=_str(row[0]), index=_count(row[1]), api=_str(row[2]), line=line, col=col,
                end_line=end_line, end_col=end_col, scope=_opt_str(row[7]), detail=_str(row[8]),
                arg_ref=_opt_str(row[9]), arg_span=None if row[10] is None else _span(row[10]),
                version_guarded=_bool(row[11]), at=None if row[12] is None else _span(row[12]),
-               displayed=_bool(row[13]), off_by_default=_bool(row[14]))
+               displayed=_bool(row[13]), off_by_default=_bool(row[14]), worker_side=_bool(row[15]))
 
 
 def _scope(row: Any) -> tuple[str, int, int, int, int]:

@@ -79,6 +79,9 @@ class Hit:
     # in a branch a run with default command-line options never takes (`if args.seed is not None:`
     # with --seed defaulting to None): a seed or switch there is no provider for the default run
     off_by_default: bool = False
+    # in a method a data loader's workers run (a torch dataset's __getitem__): the main process's
+    # draw only where the program itself runs that method (a loader without workers, a direct call)
+    worker_side: bool = False
 
     @property
     def span(self) -> tuple[int, int, int, int]:
@@ -128,6 +131,8 @@ class FileFacts:
 
     path: str
     hits: list[Hit] = field(default_factory=list)
+    # hits in methods loader workers run (Hit.worker_side): walked only where a program runs them
+    worker_hits: list[Hit] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     functions: dict[str, int] = field(default_factory=dict)  # scope name -> line of its def
     classes: dict[str, list[str]] = field(default_factory=dict)  # class -> method names

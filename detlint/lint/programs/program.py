@@ -817,7 +817,7 @@ class ProgramBuilder:
             # the main guard runs only in the entry file
             scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
             events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
-            for hit in facts.hits:
+            for hit in facts.hits + facts.worker_hits:  # a worker's method runs here: the program calls it
                 if hit.scope in scopes:
                     events.append((hit.line, hit.col, 1, hit))
             for site in facts.calls:  # not into what runs only outside training (`else:` of `if FLAGS.train:`)
@@ -884,7 +884,7 @@ class ProgramBuilder:
             facts = self.facts_of(path)
             if facts is None:
                 continue
-            for hit in facts.hits:
+            for hit in facts.hits + [h for h in facts.worker_hits if id(h) in reached]:
                 ordered = id(hit) in reached
                 if path != program.entry and hit.scope == MAIN_GUARD:
                     continue  # another script's main guard never runs in this program

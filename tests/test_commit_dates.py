@@ -242,3 +242,19 @@ def test_the_projects_environment_within_a_floor_pin_outweighs_the_date(tmp_path
     (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     shown = programs(tmp_path)["train.py"]
     assert shown["tensorflow-version"] == "2.3" and "installed in" in shown["tensorflow-version-source"]
+
+
+def test_a_readme_cannot_state_a_release_that_came_after_it(tmp_path: Path) -> None:
+    """"Download Pytorch 2.7" in a README last changed in 2018 means Python 2.7: PyTorch 2.7 came
+    out in 2025. The statement is passed over and the program's own date decides; the same words
+    in a README changed in 2025 are the version."""
+    readme = "# Wide-ResNet\n\n- Download [Pytorch 2.7](https://pytorch.org) and clone the repository.\n"
+    commit(tmp_path, "2018-04-05", {"README.md": readme})
+    commit(tmp_path, "2020-03-02", {"train.py": TORCH})
+    shown = programs(tmp_path)["train.py"]
+    assert shown["torch-version"] == "1.4", shown
+    assert "README" not in shown["torch-version-source"]
+    commit(tmp_path, "2025-06-01", {"README.md": readme + "\nTested again.\n"})
+    shown = programs(tmp_path)["train.py"]
+    assert shown["torch-version"] == "2.7", shown
+    assert "README.md says Pytorch 2.7" in shown["torch-version-source"]

@@ -39,3 +39,24 @@ def test_a_seed_finding_ignored_for_the_file_leaves_the_loader_its_own(tmp_path:
     result = detlint_here(["--no-cache", "--torch-version", "2.4", "train.py"], tmp_path)
     assert [line.split(": ")[1].split()[0] for line in result.stdout.splitlines() if ": DET" in line] == ["DET606"], \
         result.stdout + result.stderr
+
+
+VARYING = ("import random\n\nimport numpy as np\nimport torch\n\n"
+           "seed = random.randint(1, 10000)\nrandom.seed(seed)\nnp.random.seed(seed)\ntorch.manual_seed(seed)\n"
+           "model = torch.nn.Linear(1, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           "model(torch.ones(1)).sum().backward()\nopt.step()\n")
+
+
+def test_one_varying_seed_is_one_finding_and_fix_still_fixes_every_seeder(tmp_path: Path) -> None:
+    """A seed drawn every run and fed to three seeders: one finding, at the first, naming the others
+    (in the concise line too); --fix --unsafe-fixes still fixes all three."""
+    (tmp_path / "train.py").write_text(VARYING)
+    result = detlint_here(["--no-cache", "--isolated", "--torch-version", "2.4", "train.py"], tmp_path)
+    lines = [line for line in result.stdout.splitlines() if ": DET" in line]
+    assert len(lines) == 1 and lines[0].startswith("train.py:7:") and " DET106 " in lines[0], result.stdout
+    assert "the same value also seeds np.random.seed at train.py:8, torch.manual_seed at train.py:9" in lines[0]
+    fixed = detlint_here(["--no-cache", "--isolated", "--torch-version", "2.4", "--fix", "--unsafe-fixes",
+                          "train.py"], tmp_path)
+    text = (tmp_path / "train.py").read_text()
+    assert "random.seed(42)" in text and "np.random.seed(42)" in text and "torch.manual_seed(42)" in text, \
+        (fixed.stdout, fixed.stderr, text)

@@ -33,7 +33,8 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "trains-receiver", "receiver-not-from", "draws-later",
                                      "unless-only", "in-methods", "imported-before", "needs-also",
                                      "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
-                                     "unless-one-index", "receiver-named", "outside-try", "graph-op"} | PROVENANCE_KEYS
+                                     "unless-one-index", "receiver-named", "outside-try", "graph-op",
+                                     "one-per-value"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
                 "each-site", "yields-to", "message-scoped", "folds-into"}
@@ -143,6 +144,9 @@ class Matcher:
     # not matched when the call's result is only read through these attributes (a model cut
     # down to its ``features``)
     unless_only: tuple[str, ...] = ()
+    # findings of matchers with the same key, in one function and with the same matched value
+    # (``seed=args.seed``), are one cause: the first stands for the others
+    one_per_value: Optional[str] = None
     # a method matched only on a receiver of one of these names (``env.action_space.sample()``,
     # ``action_space.sample()``): the attribute or variable it is called on
     receiver_named: tuple[str, ...] = ()
@@ -466,6 +470,7 @@ class _Reader:
             gradient_args=self.holds(spec.get("gradient-args"), f"{where}.gradient-args"),
             framework=self.framework, trains_receiver=bool(spec.get("trains-receiver", False)),
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
+            one_per_value=spec.get("one-per-value"),
             unless_reseeded=tuple(spec.get("unless-reseeded", ())),
             unless_one_index=self.index_positions(spec.get("unless-one-index"), f"{where}.unless-one-index"),
             receiver_named=tuple(str(n) for n in spec.get("receiver-named", ())),

@@ -24,6 +24,9 @@ class _Blank(dict):
         return ""
 
 
+NAMED_VALUE_RE = re.compile(r"\w+=(?!UNKNOWN\b)[A-Za-z_][\w.]*(?: \[|$)")  # seed=args.seed [--seed defaults to None]
+
+
 def render(template: str, **values: Any) -> str:
     """Fill ``{placeholders}``; unknown ones become empty, and doubled spaces are tidied."""
     text = string.Formatter().vformat(template, (), _Blank(values))
@@ -250,6 +253,8 @@ class Evaluator:
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
         once: dict[tuple[str, str], list[Diagnostic]] = {}  # (rule, op) -> findings of a status fixed once
+        # (one-per-value key, scope, matched value) -> the first finding, and what else that value seeds
+        per_value: dict[tuple[str, Optional[str], str], tuple[Diagnostic, list[str]]] = {}
         for hit in facts.hits:
             kind, _, key = hit.owner.partition(":")
             if kind == "rule":
@@ -271,7 +276,16 @@ class Evaluator:
                                  value=hit.detail.partition(":")[2], version=self.version(rule), keras=keras,
                                  fix=(self.effective_fix(rule, matcher, pretty(hit.api)) or {}).get("title", ""),
                                  note=self.fix_note(rule), seed=self.settings.seed)
+                # seed=args.seed fed to four seeders: one cause (a value named, not an expression)
+                named = matcher.one_per_value if NAMED_VALUE_RE.match(hit.detail) else None
+                if named:
+                    value_key = (named, hit.scope, hit.detail)
+                    if value_key in per_value:
+                        per_value[value_key][1].append(f"{pretty(hit.api)} at {Path(display).name}:{hit.line}")
+                        continue
                 out.append(self._diagnostic(rule, message, display, hit, matcher))
+                if named:
+                    per_value[(named, hit.scope, hit.detail)] = (out[-1], [])
                 condition = WHEN_RE.search(hit.detail)
                 if condition:  # shuffle=(mode == "train"): a problem in the runs where it holds
                     lower(out[-1], "likely", f"only {condition.group(1)}")
@@ -310,6 +324,11 @@ class Evaluator:
             if more:  # the fix is the program's (an upgrade): the first call stands for the others
                 lines = ", ".join(str(d.line) for d in more[:5]) + (", ..." if len(more) > 5 else "")
                 first.message += f" (also at line{'s' if len(more) > 1 else ''} {lines} of this file)"
+        for first, others in per_value.values():
+            if others:
+                what, sep, rest = first.message.partition("; ")  # the aside belongs to the what: it names places
+                aside = f" (the same value also seeds {', '.join(others[:4])}{', ...' if len(others) > 4 else ''})"
+                first.message = what + aside + sep + rest
         for diag in out:  # in a program's entry, what the whole program shows is known
             self._rate_unsure(self.kb.rules[diag.code], diag, present, entry=program is not None)
         return out

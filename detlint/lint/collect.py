@@ -1240,6 +1240,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 for arg in node.value.args:  # self.train_step = jax.jit(train_step), a closure
                     self.deferred_steps.note_kept(self.classes[-1], dotted(node.targets[0].target),
                                                   self.passed_function(arg.value)[1], self.pos(node)[0])
+            if isinstance(node.value, cst.Call) and self.classes:
+                self.deferred_steps.note_alias(self.classes[-1], dotted(node.targets[0].target),
+                                               self.held_method(node.value), self.pos(node)[0])
             # `if args.seed is None: args.seed = random.randint(...)`: later reads are not the default
             option = self.option_read(node.targets[0].target)
             if self.depth == 0 and key_of(node.targets[0].target, self.config_trees.roots) is not None:
@@ -1733,10 +1736,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             lines = every[line:self.pos(self.top_function)[2]]
         else:  # a module's name: its functions may use it wherever they are defined
             lines = every[:line - 1] + every[line:]
-        # every mention but `del name` (an environment made to read its spaces, then dropped),
-        # another object's attribute of the same name (`self.env`) and comments
+        # every mention but `del name` (an environment made to read its spaces, then dropped), a
+        # new binding of the name (the other branch's `model = vgg16(...)`), another object's
+        # attribute of the same name (`self.env`) and comments
         mentions = [m for line in lines for m in re.finditer(rf"(?<![.\w]){re.escape(name)}\b((?:\.\w+){{0,2}})", line)
-                    if not re.search(r"\bdel\s+$", line[:m.start()]) and "#" not in line[:m.start()]]
+                    if not re.search(r"\bdel\s+$", line[:m.start()]) and "#" not in line[:m.start()]
+                    and not (not m.group(1) and re.match(r"\s*=(?!=)", line[m.end():]))]
         return bool(mentions) and all(through(m.group(1)[1:], m.string, m.start(), m.end()) for m in mentions)
 
     def reseeded(self, call: cst.Call, methods: tuple[str, ...]) -> bool:
@@ -1922,7 +1927,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             default = self.default_function(qual)
             if default and not any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Lambda))
                                    and dotted(a.value) != "None" for a in node.args):
-                self.facts.calls.append(CallSite(default, line, col, self.current_scope))
+                # "*": the command line picks one of the module's public functions (fire.Fire())
+                chosen = [name for name in self.facts.functions if "." not in name and not name.startswith("_")] \
+                    if default == "*" else [default]
+                for function in chosen:
+                    self.facts.calls.append(CallSite(function, line, col, self.current_scope))
         if isinstance(node.func, cst.Attribute) and dotted(node.func.value) in self.holders \
                 and self._in_group(INFERENCE, qual, node):
             # estimator.evaluate(input_fn): the model_fn runs, in evaluation: it trains nothing
@@ -2047,6 +2056,24 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                         out.append(self.function_ref(ref))
         return out
 
+    def held_method(self, call: cst.Call) -> Optional[str]:
+        """The method of ``self`` a wrapped function value holds: ``functools.partial(self.step, rng)``,
+        ``jax.pmap(partial(jax.lax.scan, self.step))``: ``step``."""
+        qual = self.qualify(dotted(call.func)) or ""
+        if qual != "functools.partial" and not self.runs_later(qual):
+            return None
+        for arg in call.args:
+            if arg.keyword is not None or arg.star:
+                continue
+            value = arg.value
+            if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+                return value.attr.value
+            if isinstance(value, cst.Call):
+                held = self.held_method(value)
+                if held is not None:
+                    return held
+        return None
+
     def function_ref(self, ref: str) -> str:
         """What runs when the function named ``ref`` runs: ``model_fn = model_fn_builder(cfg)``
         hands over a closure defined in model_fn_builder, whose scope holds its code."""
@@ -2103,6 +2130,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if self.facts.worker_hits:
             self.facts.hits = [h for h in self.facts.hits if not h.worker_side]
         self.facts.calls = self.deferred_steps.moved(self.facts.calls)
+        for klass, attribute, line, call in self.deferred_steps.alias_calls(self.facts.classes):
+            self.facts.calls.append(call)
+            self.facts.classes.setdefault(klass, []).append(attribute)
+            self.facts.functions.setdefault(f"{klass}.{attribute}", line)
         for klass, attribute, line in self.deferred_steps.methods():
             if attribute not in self.facts.classes.get(klass, []):
                 self.facts.classes.setdefault(klass, []).append(attribute)

@@ -30,7 +30,10 @@ from typing import Iterator, Optional
 
 SWEEP = 100  # files one commit touches beyond which it is taken for a sweep, not a change of each
 DEADLINE_S = 5.0  # the most a run spends on git; what was read by then is kept
-_CODE = ["*.py", "*.ipynb"]  # pathspecs, relative to the folder git runs in
+# pathspecs, relative to the folder git runs in: the code, and what states the versions it was
+# written for (a README's "PyTorch 1.4" can only mean a release out when it was written)
+_CODE = ["*.py", "*.ipynb", "*README*", "*readme*", "*Readme*", "*INSTALL*", "*install.md", "*started.md",
+         "*STARTED.md", "*Dockerfile"]
 # no repository-configured helper runs, no object is fetched, nothing inherited from a git hook
 # points git elsewhere (every git detlint starts gets these)
 SAFE_OPTIONS = ["-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "-c", "log.showSignature=false"]
@@ -96,7 +99,7 @@ class CommitDates:
             stamp = f"{stat.st_mtime_ns}:{stat.st_size}"
         except OSError:
             stamp = "-"
-        key = hashlib.sha256(f"{root}\0{self.scope}\0{commit}\0{stamp}".encode()).hexdigest()[:32]
+        key = hashlib.sha256(f"{root}\0{self.scope}\0{commit}\0{stamp}\0{_CODE}".encode()).hexdigest()[:32]
         cached = self._load(key, root)
         if cached is not None:
             return cached

@@ -332,7 +332,12 @@ class ProgramVersions:
                 self._readmes[here] = readme_text(here)
             return self._readmes[here]
 
-        found = readme_version(folder, key, self.settings.project_root, read)
+        def possible(version: Version, path: Path) -> bool:
+            day = self.dates.date(path) if self.dates is not None else None
+            out = dict(self.released.get(key, ()))
+            return day is None or version not in out or out[version] <= day.isoformat()
+
+        found = readme_version(folder, key, self.settings.project_root, read, possible)
         return _clamped(key, *found) if found is not None else None
 
     def _folder_pin(self, key: str, folder: Path) -> Optional[tuple[Version, str]]:

@@ -78,27 +78,32 @@ def _image_pattern(image: str) -> "re.Pattern[str]":
 
 
 def readme_version(folder: Path, key: str, root: Path,
-                   read: Callable[[Path], list[tuple[str, str]]] = readme_text) -> Optional[tuple[Version, str]]:
+                   read: Callable[[Path], list[tuple[str, str]]] = readme_text,
+                   possible: Callable[[Version, Path], bool] = lambda version, path: True,
+                   ) -> Optional[tuple[Version, str]]:
     """The version of framework ``key`` that the nearest README from ``folder`` up to ``root``
     states, with where it was read; None when none states one. ``read`` gives a folder's README
-    (a run keeps what it read: each README is read once per run, not once per program)."""
+    (a run keeps what it read: each README is read once per run, not once per program);
+    ``possible`` says whether that file can speak of that version (one released after the file
+    was last changed cannot be what it means: "Pytorch 2.7" in a README of 2017 is Python's)."""
     here = folder
     while True:
         for name, text in read(here):
             docker = name in DOCKER_NAMES
             # a Dockerfile's base image is read by its own pattern (an NGC `nvidia/pytorch:20.03`
             # tag is a container release, not a PyTorch version); its RUN lines like a README
-            match = _framework_pattern(key).search(FROM_LINE.sub("", text) if docker else text)
-            if match is None and docker and key in IMAGES:
-                match = _image_pattern(IMAGES[key]).search(text)
-            if match is not None:
+            matches = list(_framework_pattern(key).finditer(FROM_LINE.sub("", text) if docker else text))
+            if not matches and docker and key in IMAGES:
+                matches = list(_image_pattern(IMAGES[key]).finditer(text))
+            for match in matches:
                 try:
                     version = Version.parse(match.group("version"))
                 except ValueError:
-                    version = None
-                if version is not None:
-                    where = (here / name).relative_to(root).as_posix() if root in (here / name).parents else name
-                    return version, f"{where} says {match.group(0).strip()}"
+                    continue
+                if not possible(version, here / name):
+                    continue
+                where = (here / name).relative_to(root).as_posix() if root in (here / name).parents else name
+                return version, f"{where} says {match.group(0).strip()}"
         if here == root or root not in here.parents:
             return None
         here = here.parent

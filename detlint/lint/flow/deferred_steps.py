@@ -8,6 +8,10 @@ inference script that builds the model and calls only ``generate()`` trains noth
 functions are merged into the scope of the function they are defined in, so such a closure's
 hits and calls are moved to a scope of their own, ``Class.attribute``, which the class gets as a
 method: calls of the attribute run it, from its own methods or from elsewhere.
+
+A method kept the same way (``self.p_train_step = functools.partial(self.train_step, rng)``, then
+``jax.pmap(self.p_train_step)``) makes the attribute an alias of that method: calling it runs
+the method.
 """
 from __future__ import annotations
 
@@ -23,6 +27,20 @@ T = TypeVar("T", Hit, CallSite)
 class DeferredSteps:
     def __init__(self) -> None:
         self.kept: list[tuple[Span, str, str, int]] = []  # (closure's span, class, attribute, line)
+        self.aliases: dict[tuple[str, str], tuple[str, int]] = {}  # (class, attribute) -> (method, line)
+
+    def note_alias(self, klass: Optional[str], target: Optional[str], method: Optional[str], line: int) -> None:
+        """``self.<attribute> = partial(self.<method>, ...)`` (or jit, pmap of it) in ``klass``."""
+        if klass and method and target and target.startswith("self.") and target.count(".") == 1 \
+                and target[5:] != method:
+            self.aliases[(klass, target[5:])] = (method, line)
+
+    def alias_calls(self, defined: dict[str, list[str]]) -> list[tuple[str, str, int, CallSite]]:
+        """(class, attribute, line, the call of its method) for each alias that is no method of
+        its own: the attribute becomes a method whose body calls the one it holds."""
+        return [(klass, attribute, line, CallSite(f"self.{method}", line, 0, f"{klass}.{attribute}"))
+                for (klass, attribute), (method, line) in self.aliases.items()
+                if attribute not in defined.get(klass, [])]
 
     def note_kept(self, klass: Optional[str], target: Optional[str], span: Optional[Span], line: int = 0) -> None:
         """``self.<attribute> = runner(closure)`` in a method of ``klass``."""

@@ -168,9 +168,11 @@ class ModuleResolver:
             # core/common.py when the script beside core/ runs
             bases = [str(here.parent), *map(str, self.roots), *self._ancestors(here.parent)]
             # a project that is itself a package imports itself by name (`from albert import
-            # modeling` in albert/run.py): its folder's parent is where that name is found
+            # modeling` in albert/run.py; `import vdm.utils` in vdm/main.py, a namespace package
+            # without __init__.py, run as `python -m vdm.main`): its folder's parent is where
+            # that name is found
             bases += [str(root.parent) for root in self.roots
-                      if parts and parts[0] == root.name and "__init__.py" in self._listing(str(root))]
+                      if parts and parts[0] == root.name and (len(parts) > 1 or "__init__.py" in self._listing(str(root)))]
         found = self._in_bases(bases, parts, here, level)
         if found is None and not level and parts:
             # sys.path.insert(0, osp.join(osp.dirname(__file__), "lib")) in a module the

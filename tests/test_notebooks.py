@@ -138,6 +138,23 @@ def test_a_jax_notebook_takes_the_flag_from_env_magic_and_the_fix_puts_it_above_
     assert findings([plain], "2.21") == []
 
 
+def test_a_notebook_saved_with_colabs_tpu_runtime_gets_no_gpu_findings(tmp_path: Path) -> None:
+    """Colab records the runtime a notebook was saved with (metadata.accelerator): one written
+    for a TPU gets no finding about GPU kernels (as one that sets the TPU up in code); a GPU
+    runtime, or none, changes nothing."""
+    train = ["import jax\nimport optax",
+             "grads = jax.grad(loss)(params, batch)\nparams = optax.apply_updates(params, grads)"]
+    made = {}
+    for runtime in ("TPU", "GPU", None):
+        path = write_notebook(tmp_path / f"{runtime or 'none'}.ipynb", train)
+        if runtime:
+            data = json.loads(path.read_text())
+            data["metadata"] = {"accelerator": runtime, "colab": {"provenance": []}}
+            path.write_text(json.dumps(data, indent=1) + "\n")
+        made[runtime] = path
+    assert findings(list(made.values()), "2.21") == [("GPU.ipynb", 2, 1, "DET701"), ("none.ipynb", 2, 1, "DET701")]
+
+
 def test_magics_env_and_noqa_inside_cells(tmp_path: Path) -> None:
     nb = write_notebook(tmp_path / "env.ipynb", [
         "%env TF_USE_CUDNN_AUTOTUNE=0\nimport os",

@@ -191,6 +191,9 @@ class Group:
     # present in a program whose framework version comes from one of these packages in this
     # range (``tensorflow`` before 1.15 was built without CUDA): what the project installs
     when_package: tuple[tuple[str, VersionRange], ...] = ()
+    # present in a program whose entry notebook was saved with one of these runtimes (Colab's
+    # ``metadata.accelerator``: "TPU"): where its author ran it
+    when_runtime: tuple[str, ...] = ()
 
 
 @dataclass
@@ -672,6 +675,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             scoped_by=spec.get("scoped-by"), opens_with=tuple(spec.get("opens-with", ())),
             when_setting={str(k): tuple(str(x) for x in v) for k, v in (spec.get("when-setting") or {}).items()},
             when_package=reader.when_package(spec.get("when-package"), f"{where}.when-package"),
+            when_runtime=tuple(str(x).upper() for x in (spec.get("when-runtime") or ())),
         )
 
     for i, spec in enumerate(data.get("ops") or []):

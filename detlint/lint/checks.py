@@ -67,6 +67,7 @@ class Evaluator:
         self.facts_of: Optional[Callable[[Path], Optional[FileFacts]]] = None
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
+        self.runtime_groups = [(name, g.when_runtime) for name, g in kb.groups.items() if g.when_runtime]
         self._targets: Optional[dict[str, Target]] = None  # see versions()
         self._uses: Optional[frozenset[str]] = None
 
@@ -110,6 +111,10 @@ class Evaluator:
             if all(str(self.settings.setting(key)) in values for key, values in spec.items() if key != "unless-present"):
                 out.add(f"group:{name}")
         return out
+
+    def on_runtime(self, runtime: Optional[str]) -> set[str]:
+        """Groups present because the entry notebook was saved with ``runtime`` (a TPU)."""
+        return {f"group:{name}" for name, runtimes in self.runtime_groups if runtime in runtimes} if runtime else set()
 
     def gated(self, matcher: Matcher, imported: set[str]) -> bool:
         """A method-name match counts only where its framework is imported, a match with
@@ -249,6 +254,7 @@ class Evaluator:
         present = {h.owner for h in hits if not h.off_by_default
                    and (not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras))}
         present |= self.assumed(present)
+        present |= self.on_runtime(facts.runtime)
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
@@ -459,6 +465,7 @@ class Evaluator:
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits if not th.off_default}
         present |= self.assumed(present)
+        present |= self.on_runtime(entry_facts.runtime if entry_facts is not None else None)
 
         labels: dict[int, str] = {}  # id of a finding -> what it is about, and where
 

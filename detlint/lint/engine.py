@@ -101,7 +101,10 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, 
         source = SourceFile(path, text=notebook.source)
     if source.error is not None or source.text is None:
         return FileFacts(path=str(path), error=source.error or "cannot read file"), None
-    return collect_text(kb, path, source.text, 0 if notebook is not None else max_bytes, links), notebook
+    facts = collect_text(kb, path, source.text, 0 if notebook is not None else max_bytes, links)
+    if notebook is not None:
+        facts.runtime = notebook.runtime
+    return facts, notebook
 
 
 def selected(code: str, settings: Settings, default_enabled: bool = True) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
 
-FORMAT = 26
+FORMAT = 27
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -53,7 +53,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "noqa": [[line, sorted(codes) if codes is not None else None] for line, codes in facts.noqa.items()],
         "file_noqa": facts.file_noqa, "error": facts.error, "error_line": facts.error_line,
         "error_col": facts.error_col, "legacy": facts.legacy, "legacy_line": facts.legacy_line,
-        "legacy_col": facts.legacy_col,
+        "legacy_col": facts.legacy_col, "runtime": facts.runtime,
     }
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
@@ -125,6 +125,7 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         legacy=_legacy(doc.get("legacy")),
         legacy_line=_line(doc.get("legacy_line")),
         legacy_col=_col(doc.get("legacy_col")),
+        runtime=_opt_str(doc.get("runtime")),
     )
 
 

@@ -133,6 +133,7 @@ class FileFacts:
     hits: list[Hit] = field(default_factory=list)
     # hits in methods loader workers run (Hit.worker_side): walked only where a program runs them
     worker_hits: list[Hit] = field(default_factory=list)
+    runtime: Optional[str] = None  # a notebook's saved accelerator (Colab's metadata: "TPU")
     calls: list[CallSite] = field(default_factory=list)
     functions: dict[str, int] = field(default_factory=dict)  # scope name -> line of its def
     classes: dict[str, list[str]] = field(default_factory=dict)  # class -> method names

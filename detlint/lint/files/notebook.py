@@ -46,6 +46,14 @@ class Notebook:
     tag: str = "__detlint"  # marker stem, unique to this notebook's text
 
     @property
+    def runtime(self) -> Optional[str]:
+        """The accelerator the notebook was saved with (Colab's ``metadata.accelerator``:
+        "GPU", "TPU"), None where it does not say."""
+        metadata = self.data.get("metadata")
+        value = metadata.get("accelerator") if isinstance(metadata, dict) else None
+        return value.upper() if isinstance(value, str) and value.isalnum() and len(value) <= 16 else None
+
+    @property
     def _magic_re(self) -> "re.Pattern[str]":
         return re.compile(rf"{self.tag}_magic_(\d+)__")
 

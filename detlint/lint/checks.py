@@ -24,6 +24,7 @@ class _Blank(dict):
         return ""
 
 
+MAX_STAGE_MODULES = 3  # modules deep a stage's function is followed into the project
 NAMED_VALUE_RE = re.compile(r"\w+=(?!UNKNOWN\b)[A-Za-z_][\w.]*(?: \[|$)")  # seed=args.seed [--seed defaults to None]
 
 
@@ -65,6 +66,8 @@ class Evaluator:
         self.handed_to: Callable[[Path, str, str, int], list[Any]] = lambda path, function, param, position: []
         # a program module's facts, by path (set by the linter; None where there is no project)
         self.facts_of: Optional[Callable[[Path], Optional[FileFacts]]] = None
+        # the project file and name a dotted call target of a file stands for (set by the linter)
+        self.resolve: Callable[[Path, str], Optional[tuple[Path, str]]] = lambda path, name: None
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
         self.runtime_groups = [(name, g.when_runtime) for name, g in kb.groups.items() if g.when_runtime]
@@ -344,7 +347,32 @@ class Evaluator:
         functions they call) contain a match of ``group``?"""
         owner = f"group:{group}"
         spans, scopes = _functions_run(facts, [hit])
-        return any(h.owner == owner and _runs_in(h, spans, scopes) for h in facts.hits)
+        return any(h.owner == owner and _runs_in(h, spans, scopes) for h in facts.hits) \
+            or self._uses_elsewhere(Path(facts.path), facts, spans, scopes, owner, 0, set())
+
+    def _uses_elsewhere(self, path: Path, facts: FileFacts, spans: list[Span], scopes: set[str], owner: str,
+                        depth: int, seen: set[tuple[Path, str]]) -> bool:
+        """Does a project function those functions call in another module (``augmentation.
+        weak_image_augmentation(example)`` in a method handed to ``ds.map``) contain a match of
+        ``owner``, or the functions it calls, a few modules deep?"""
+        if depth >= MAX_STAGE_MODULES or self.facts_of is None:
+            return False
+        for call in facts.calls:
+            if "." not in call.target or call.target.startswith("self.") \
+                    or not (call.scope in scopes or any(_inside(call.line, call.col, span) for span in spans)):
+                continue
+            found = self.resolve(path, call.target)
+            if found is None or not found[1] or found in seen:
+                continue
+            seen.add(found)
+            other = self.facts_of(found[0])
+            if other is None:
+                continue
+            reached = _scopes_reached(other, [found[1]])
+            if any(h.owner == owner and h.scope in reached for h in other.hits) \
+                    or self._uses_elsewhere(found[0], other, [], reached, owner, depth + 1, seen):
+                return True
+        return False
 
     def _handed_uses(self, facts: FileFacts, hit: Hit, group: str) -> bool:
         """Does a function the project hands to the stage's parameter (``ds.map(lambda x, y:

@@ -167,6 +167,7 @@ class Linter:
         self.builder.provider_tokens = provider_tokens(self.kb)
         stages = StageParameters(self.builder.resolver, self.facts_of, lambda path: self.import_index.importers(path, 1))
         self.evaluator.stage_of, self.evaluator.handed_to = stages.is_stage, stages.handed_to
+        self.evaluator.resolve = self.builder.resolver.resolve
         self.context = ProgramContext(settings, self.kb, real(settings.project_root), self.facts_of)
         self.builder.launch_hits = self.context.launch_hits
         self._config_targets: Optional[list[str]] = None

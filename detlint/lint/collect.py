@@ -1728,10 +1728,18 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if self.read_attribute.get(id(call)) in attributes:
             return True
         name = self.bound_to.get(id(call))
+        # self.net = vgg19(...), then self.net = nn.Sequential(*self.net.features) in the same
+        # method: the other methods only ever see the parts
+        kept = name is None and self.top_function is not None and self.bound_attribute.get(id(call))
+        if kept:
+            name = self.bound_attribute[id(call)]
         if name is None:
             return False
         every = python_lines(self.source)
         line = self.pos(call)[0]
+        if kept and not any(re.match(rf"\s*{re.escape(name)}\s*=(?!=)", text)
+                            for text in every[line:self.pos(self.top_function)[2]]):
+            return False
         if self.top_function is not None:  # after the binding line, to the function's end
             lines = every[line:self.pos(self.top_function)[2]]
         else:  # a module's name: its functions may use it wherever they are defined
@@ -1930,8 +1938,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 # "*": the command line picks one of the module's public functions (fire.Fire())
                 chosen = [name for name in self.facts.functions if "." not in name and not name.startswith("_")] \
                     if default == "*" else [default]
-                for function in chosen:
-                    self.facts.calls.append(CallSite(function, line, col, self.current_scope))
+                for function in chosen:  # a command named for evaluation (`test`) runs outside training
+                    self.facts.calls.append(CallSite(function, line, col, self.current_scope, no_grad=False,
+                                                     inference=default == "*" and names.evaluation_command(function)))
         if isinstance(node.func, cst.Attribute) and dotted(node.func.value) in self.holders \
                 and self._in_group(INFERENCE, qual, node):
             # estimator.evaluate(input_fn): the model_fn runs, in evaluation: it trains nothing

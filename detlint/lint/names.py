@@ -83,3 +83,14 @@ def evaluation_name(name: str) -> bool:
     """A name for test or validation data only (``test_loader``, ``x_val``), not one that also
     says it trains (``train_val_loader``: training on the train and validation splits)."""
     return bool(EVALUATION_NAME.search(name)) and not TRAIN_WORD.search(name)
+
+
+# a command-line command named for anything but training (``python main.py test``)
+NOT_TRAINING_COMMAND = re.compile(r"^(?:evaluate|predict|infer|inference|generate|sample|demo|visuali[sz]e|plot|"
+                                  r"export|convert|help|show|download|prepare|preprocess)(?:_|$)", re.IGNORECASE)
+
+
+def evaluation_command(name: str) -> bool:
+    """A command (a function the command line picks: fire.Fire()) that evaluates, infers or
+    prepares: it trains nothing (``test``, ``evaluate``, ``predict``, ``help``)."""
+    return evaluation_name(name) or bool(NOT_TRAINING_COMMAND.search(name))

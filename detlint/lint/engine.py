@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +35,7 @@ from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_p
 __all__ = ["Linter", "Result", "SourceFile", "read_source", "real", "selected"]
 
 
+MAX_NEIGHBOURS = 200  # modules of a folder asked whether the project imports them
 _REAL: dict[str, Path] = {}  # realpath walks every component with lstat: asked thousands of times a run
 
 
@@ -177,6 +179,7 @@ class Linter:
         self.builder.resolver.path_folders = self.path_folders
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
+        self._imported_neighbours: dict[Path, list[Path]] = {}  # folder -> its modules the project imports
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
         self._settling: set[Path] = set()  # files whose switch fixes are being settled (fix/raising.py)
         # each file's findings before select/ignore/noqa: a suppressed op still raises under a switch
@@ -669,11 +672,30 @@ class Linter:
     def left_out_of_package(self, module: Path) -> bool:
         """Is ``module`` a package's module that no file imports, in a package the project's
         programs do import (``models/old_xception.py`` beside the models ``models/__init__.py``
-        names)? No program can run it: it is not the project's API either."""
+        names; in a folder without ``__init__.py``, ``tasks/panoptic.py`` beside the
+        ``tasks/detection.py`` a program imports)? No program can run it: it is not the
+        project's API either."""
         init = module.parent / "__init__.py"
-        if module.name == "__init__.py" or not init.is_file() or self.import_index.importers(module, 1):
+        if module.name == "__init__.py" or self.import_index.importers(module, 1):
             return False
-        return bool(self.entries_importing(init))
+        if init.is_file():
+            return bool(self.entries_importing(init))
+        # a module a string names (func='loss.G_wgan', 'embodied.envs.pinpad:PinPad') is loaded by name
+        stem = re.escape(module.stem)
+        if self.import_index.matching(rf"['\"][\w.]*(?:\.{stem}\b|\b{stem}[.:]\w)"):
+            return False
+        return any(self.entries_importing(other) for other in self._neighbours(module))
+
+    def _neighbours(self, module: Path) -> list[Path]:
+        """The other modules of ``module``'s folder that files of the project import."""
+        folder = module.parent
+        if folder not in self._imported_neighbours:
+            try:
+                found = sorted(p for p in folder.iterdir() if p.suffix == ".py")[:MAX_NEIGHBOURS]
+            except OSError:
+                found = []
+            self._imported_neighbours[folder] = [p for p in found if self.import_index.importers(p, 1)]
+        return [p for p in self._imported_neighbours[folder] if p != module]
 
     def _file_diagnostics(self, path: Path, facts: FileFacts, display: str, program: Optional[Program],
                           trains: Optional[bool], training: bool,

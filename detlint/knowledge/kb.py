@@ -147,6 +147,9 @@ class Matcher:
     # findings of matchers with the same key, in one function and with the same matched value
     # (``seed=args.seed``), are one cause: the first stands for the others
     one_per_value: Optional[str] = None
+    # needs-framework: here: the file of the call must import the framework itself (a Flax
+    # TrainState's apply_gradients, not a TensorFlow optimiser's in a program that also imports jax)
+    framework_here: bool = False
     # a method matched only on a receiver of one of these names (``env.action_space.sample()``,
     # ``action_space.sample()``): the attribute or variable it is called on
     receiver_named: tuple[str, ...] = ()
@@ -455,6 +458,7 @@ class _Reader:
             label=str(spec.get("label", "")),
             needs_training=bool(spec.get("needs-training", False)),
             needs_framework=bool(spec.get("needs-framework", False)),
+            framework_here=spec.get("needs-framework") == "here",
             keras=keras,
             versions=self.version_range(spec.get("versions"), f"{where}.versions"),
             message=spec.get("message"), fix=self.fix_override(spec.get("fix"), f"{where}.fix"),

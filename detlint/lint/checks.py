@@ -71,6 +71,7 @@ class Evaluator:
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
         self.runtime_groups = [(name, g.when_runtime) for name, g in kb.groups.items() if g.when_runtime]
+        self._program_imported: set[str] = set()  # the program being checked imports these frameworks
         self._targets: Optional[dict[str, Target]] = None  # see versions()
         self._uses: Optional[frozenset[str]] = None
 
@@ -118,6 +119,10 @@ class Evaluator:
     def on_runtime(self, runtime: Optional[str]) -> set[str]:
         """Groups present because the entry notebook was saved with ``runtime`` (a TPU)."""
         return {f"group:{name}" for name, runtimes in self.runtime_groups if runtime in runtimes} if runtime else set()
+
+    def imports_here(self, matcher: Matcher, facts: Optional[FileFacts]) -> bool:
+        """Does the file of a call import the matcher's framework itself?"""
+        return facts is not None and bool(set(facts.frameworks) & self.kb.framework_modules.get(matcher.framework, set()))
 
     def gated(self, matcher: Matcher, imported: set[str]) -> bool:
         """A method-name match counts only where its framework is imported, a match with
@@ -226,7 +231,8 @@ class Evaluator:
             if th.hit.owner != f"group:{name}":
                 return False
             matcher = self.kb.matcher(th.hit.owner, th.hit.index)
-            return self._applies(matcher, keras) and self.gated(matcher, imported)
+            return self._applies(matcher, keras) and self.gated(matcher, imported) \
+                and (not matcher.framework_here or self.imports_here(matcher, facts_of(th.path)))
 
         return [th for th in reachable if in_group(th, group) and self._confirmed(th, reachable, in_group)]
 
@@ -430,6 +436,7 @@ class Evaluator:
         all_facts = [facts_of(p) for p in program.modules]
         keras = self.keras_for(all_facts, [th.hit for th in program.all_hits])
         imported = {m for f in all_facts if f is not None for m in f.frameworks}
+        self._program_imported = imported  # an op of a framework the program never imports never runs
         entry_hits = unreached_in_entry(program, facts_of)
         # ops in tf.data stages run on the CPU and are never differentiated: no GPU op evidence
         reachable = [th for th in program.trace + entry_hits
@@ -439,7 +446,8 @@ class Evaluator:
             if th.hit.owner != f"group:{group}":
                 return False
             matcher = self.kb.matcher(th.hit.owner, th.hit.index)
-            return self._applies(matcher, keras) and self.gated(matcher, imported)
+            return self._applies(matcher, keras) and self.gated(matcher, imported) \
+                and (not matcher.framework_here or self.imports_here(matcher, facts_of(th.path)))
 
         training_reached = [th for th in reachable if in_group(th, "training") and self._confirmed(th, reachable, in_group)]
         if self.unrun_train_ops(program, training_reached, facts_of):
@@ -720,7 +728,7 @@ class Evaluator:
                 return False  # a switch of its own (cuDNN's flag for convolutions) covers it
             differentiated = trains and (self._trained_kernels is None or op.framework in self._trained_kernels)
             return (status is not None and status.status in rule.ops_status and not status.requires
-                    and self._applies(matcher, keras)
+                    and self._applies(matcher, keras) and self.gated(matcher, self._program_imported)
                     and (op.phase == "forward" or (differentiated and not self.frozen(th, program))))
         if not in_group(th, uses):
             return False

@@ -1455,6 +1455,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 made = self.constructed(value) if callee is None else None
                 if made:  # net = Net().to(device): what .to returns is the Net
                     self.made_by[name] = made
+                elif callee is None and isinstance(value.func, cst.Call):
+                    # trainer = TrainerRegistry.lookup(name)(config), model = get_model(cfg)(x): an
+                    # object of whatever the project call returns (a registry's classes, a table's)
+                    inner = dotted(value.func.func)
+                    if inner and not inner.startswith("self.") and not self.external(self.qualify(inner), inner):
+                        self.made_by[name] = f"{self.qualify(inner) or inner}(){TABLE_ITEM}"
                 held = self.held_functions(value)
                 if held:
                     self.holders[name] = held

@@ -315,6 +315,44 @@ class ProgramBuilder:
             self._registered[key] = found[:MAX_CANDIDATES]
         return self._registered[key]
 
+    def registry_object(self, path: Path, facts: FileFacts, dotted_name: str) -> Optional[tuple[Path, str]]:
+        """``TaskRegistry.lookup`` where ``TaskRegistry = registry.Registry()`` at a module's top
+        level (this one, or the one the name resolves to): the file and name of that object."""
+        head, _, method = dotted_name.partition(".")
+        if method and "." not in method and head not in facts.classes and head not in facts.functions \
+                and any(a[0] == head for a in facts.assigned):
+            return path, head
+        found = self.resolver.resolve(path, dotted_name)
+        if found is None or found[1].count(".") != 1:
+            return None
+        other = self.facts_of(found[0])
+        name = found[1].split(".")[0]
+        if other is None or name in other.classes or name in other.functions \
+                or not any(a[0] == name for a in other.assigned):
+            return None
+        return found[0], name
+
+    def registered_through(self, where: tuple[Path, str]) -> list[tuple[Path, str]]:
+        """The classes and functions decorated through a registry object's method
+        (``@task_lib.TaskRegistry.register("detection")``), anywhere in the project, nearest first,
+        at most MAX_CANDIDATES: what its lookups may return."""
+        key = (f"{where[1]}@object", where[0])
+        if key not in self._registered:
+            found: list[tuple[Path, str]] = []
+            for other_path in self.files_naming(where[1]):
+                other = self.facts_of(other_path)
+                for decorator, names in (other.registered.items() if other is not None and not other.error else ()):
+                    if where[1] not in decorator.split("."):
+                        continue
+                    head = decorator.split(".")[0]
+                    resolved = (other_path, decorator) if any(a[0] == head for a in other.assigned) \
+                        else self.resolver.resolve(other_path, decorator)
+                    if resolved and resolved[0] == where[0] and resolved[1].split(".")[0] == where[1]:
+                        found.extend((other_path, n) for n in names if (other_path, n) not in found)
+            found.sort(key=lambda c: -len(os.path.commonpath([str(c[0]), str(where[0])])))
+            self._registered[key] = found[:MAX_CANDIDATES]
+        return self._registered[key]
+
     def overrides(self, found: list[Target], program: Program, path: Path, line: int,
                   touch: FactsGetter) -> list[Target]:
         """``loss.accumulate_gradients(...)`` that resolved to a method with no body of its own
@@ -618,6 +656,21 @@ class ProgramBuilder:
                     for ref in made.returns.get(made_scope or "", ()) if made is not None else ():
                         yield from targets(made_path, made, CallSite(ref, site.line, site.col, None), None,
                                            hops + 1, seen)
+                # TaskRegistry.lookup(name)(config): one of what was registered through that object
+                registry = self.registry_object(path, facts, name[:-2]) if not local_only else None
+                chosen = self.registered_through(registry) if registry is not None else []
+                made_by = []
+                for cls_path, cls_name in chosen:
+                    other = touch(cls_path)
+                    init = self.method_of((cls_path, cls_name), "__init__", touch) \
+                        if other is not None and cls_name in other.classes else None
+                    if init is not None:
+                        made_by.append((init[0], init[1], (cls_path, cls_name)))
+                    elif other is not None and cls_name in other.functions:
+                        made_by.append((cls_path, cls_name, None))
+                if len(made_by) > 1 and registry is not None:
+                    program.choices[(path, site.line)] = f"one of {len(made_by)} registered with {registry[1]}"
+                yield from made_by
                 return
             if TABLE_ITEM + "." in name and hops < MAX_REEXPORTS:
                 # trainer.train() with trainer = Trainer(opt), Trainer = train_factory[task]: the

@@ -155,6 +155,19 @@ def test_a_notebook_saved_with_colabs_tpu_runtime_gets_no_gpu_findings(tmp_path:
     assert findings(list(made.values()), "2.21") == [("GPU.ipynb", 2, 1, "DET701"), ("none.ipynb", 2, 1, "DET701")]
 
 
+def test_a_tpu_notebook_that_moves_its_model_to_a_gpu_is_checked_as_a_gpu_program(tmp_path: Path) -> None:
+    """Metadata copied with a notebook can be stale: code that moves the model to CUDA outweighs it."""
+    cells = ["import torch\ntorch.manual_seed(0)",
+             "model = torch.nn.Conv2d(3, 8, 3).to(torch.device('cuda'))\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)",
+             "model(torch.ones(1, 3, 8, 8, device='cuda')).sum().backward()\nopt.step()"]
+    path = write_notebook(tmp_path / "tpu_gpu.ipynb", cells)
+    data = json.loads(path.read_text())
+    data["metadata"] = {"accelerator": "TPU"}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    assert [f[3] for f in findings([path], "2.21", **{"torch-version": "2.4"})] == ["DET602"]
+
+
 def test_magics_env_and_noqa_inside_cells(tmp_path: Path) -> None:
     nb = write_notebook(tmp_path / "env.ipynb", [
         "%env TF_USE_CUDNN_AUTOTUNE=0\nimport os",

@@ -57,15 +57,61 @@ def test_a_checkout_that_is_a_namespace_package_and_a_step_kept_as_a_wrapped_met
 
 
 def test_the_package_name_must_be_the_checkouts_own(tmp_path) -> None:
-    """Another name (an installed package, say) is not this folder: nothing resolves, nothing trains."""
+    """Another name is not this folder, even where a folder of that name sits beside the checkout
+    (the folder above is searched for the checkout's own name only): nothing resolves, nothing trains."""
     root = project(tmp_path, {"experiment.py": STEP, "main.py": MAIN.format(package="otherpkg")}, name="vdmlike")
+    (tmp_path / "otherpkg").mkdir()
+    (tmp_path / "otherpkg" / "experiment.py").write_text(STEP)
     proc = lint(root, "--jax-version", "0.4")
     assert proc.returncode == 0 and "DET701" not in proc.stdout, proc.stdout
 
 
-def test_a_method_kept_without_a_wrapper_that_never_trains(tmp_path) -> None:
-    """An attribute bound to a partial of a method that only evaluates: calling it trains nothing."""
+def test_a_kept_partial_of_a_method_that_never_trains(tmp_path) -> None:
+    """An attribute bound to a partial of a method that only evaluates: calling it trains nothing
+    (the alias runs the method it holds, not every method of the class)."""
     step = STEP.replace("functools.partial(self.train_step, 0.5)", "functools.partial(self.loss, scale=0.5)")
     root = project(tmp_path, {"experiment.py": step, "main.py": MAIN.format(package="vdmlike")}, name="vdmlike")
     proc = lint(root, "--jax-version", "0.4")
     assert "DET701" not in proc.stdout, proc.stdout
+
+
+AUGMENT = '''\
+import tensorflow as tf
+
+
+def upsample(masks):
+    return tf.image.resize(masks, (64, 64), method="nearest")
+
+
+HEADS = {"upsample": upsample}
+'''
+PLUGIN_TRAIN = '''\
+import tensorflow as tf
+
+from tasks import detection
+{extra}
+tf.keras.utils.set_random_seed(0)
+inputs = tf.keras.Input((8,))
+model = tf.keras.Model(inputs, detection.head(inputs))
+model.compile("sgd", "mse")
+model.fit(tf.zeros((4, 8)), tf.zeros((4, 4)))
+'''
+DETECTION = "import tensorflow as tf\n\n\ndef head(features):\n    return tf.keras.layers.Dense(4)(features)\n"
+
+
+def test_a_module_no_program_loads_beside_ones_it_imports(tmp_path) -> None:
+    """tasks/ has no __init__.py; train.py imports tasks/detection.py, nothing imports
+    tasks/segmentation.py (a registered plugin the script never loads): its op is no finding. Named
+    in a string the project loads by name (\"tasks.segmentation:upsample\", f\"tasks.{name}\"), it
+    may run: its finding stays; a module at the project's root is never left out."""
+    files = {"tasks/detection.py": DETECTION, "tasks/segmentation.py": AUGMENT}
+    quiet = project(tmp_path, {**files, "train.py": PLUGIN_TRAIN.format(extra="")})
+    shown = lint(quiet, "--min-confidence", "possible")
+    assert "internal error" not in shown.stderr and "tasks/segmentation.py" not in shown.stdout, shown.stdout
+    for extra in ('\nHEAD = "tasks.segmentation:upsample"\n', '\nmodule = f"tasks.{HEAD}"\n'):
+        named = project(tmp_path, {**files, "train.py": PLUGIN_TRAIN.format(extra=extra)}, name=f"b{len(extra)}")
+        assert findings(lint(named), "tasks/segmentation.py") == ["5:DET202"], extra
+    root = project(tmp_path, {"detection.py": DETECTION, "segmentation.py": AUGMENT,
+                                    "train.py": PLUGIN_TRAIN.replace("from tasks import", "import").format(extra="")},
+                   name="flat")
+    assert findings(lint(root), "segmentation.py") == ["5:DET202"]

@@ -195,8 +195,9 @@ class Group:
     # range (``tensorflow`` before 1.15 was built without CUDA): what the project installs
     when_package: tuple[tuple[str, VersionRange], ...] = ()
     # present in a program whose entry notebook was saved with one of these runtimes (Colab's
-    # ``metadata.accelerator``: "TPU"): where its author ran it
-    when_runtime: tuple[str, ...] = ()
+    # ``metadata.accelerator``: "TPU"), where its author ran it, unless the program shows one of
+    # the groups (it moves tensors to a GPU itself: the metadata may be stale)
+    when_runtime: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 @dataclass
@@ -430,6 +431,19 @@ class _Reader:
                     "expected each release once, oldest first")
         return tuple(out)
 
+    def runtimes(self, value: Any, where: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``when-runtime: {runtimes: [TPU], unless-present: [group, ...]}``: the accelerators a
+        notebook may be saved with, and the groups whose presence in the program outweighs it."""
+        if value is None:
+            return (), ()
+        self.expect(isinstance(value, dict) and set(value) <= {"runtimes", "unless-present"}, where,
+                    "expected a mapping with runtimes and unless-present")
+        for key in ("runtimes", "unless-present"):
+            items = value.get(key, [])
+            self.expect(isinstance(items, list) and all(isinstance(v, str) and v for v in items)
+                        and (key != "runtimes" or bool(items)), f"{where}.{key}", "expected a list of names")
+        return tuple(v.upper() for v in value["runtimes"]), tuple(value.get("unless-present", ()))
+
     def version_range(self, text: Any, where: str) -> VersionRange:
         try:
             return VersionRange.parse(None if text is None else str(text))
@@ -448,6 +462,10 @@ class _Reader:
         self.expect(isinstance(kwargs, dict), f"{where}.kwargs", "expected a mapping")
         keras = spec.get("keras")
         self.expect(keras in (None, 2, 3), f"{where}.keras", "expected 2 or 3")
+        self.expect(spec.get("needs-framework", False) in (True, False, "here"), f"{where}.needs-framework",
+                    'expected true, false or "here"')
+        self.expect(spec.get("one-per-value") is None or isinstance(spec.get("one-per-value"), str),
+                    f"{where}.one-per-value", "expected a name")
         names = self.names(spec[kind], f"{where}.{kind}")
         if kind in ("env", "method", "shape"):
             names = tuple(spec[kind]) if isinstance(spec[kind], list) else (spec[kind],)
@@ -679,7 +697,7 @@ def _load_file(path: Path, into: dict[str, dict[str, Any]], data: Any, relative:
             scoped_by=spec.get("scoped-by"), opens_with=tuple(spec.get("opens-with", ())),
             when_setting={str(k): tuple(str(x) for x in v) for k, v in (spec.get("when-setting") or {}).items()},
             when_package=reader.when_package(spec.get("when-package"), f"{where}.when-package"),
-            when_runtime=tuple(str(x).upper() for x in (spec.get("when-runtime") or ())),
+            when_runtime=reader.runtimes(spec.get("when-runtime"), f"{where}.when-runtime"),
         )
 
     for i, spec in enumerate(data.get("ops") or []):

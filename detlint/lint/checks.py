@@ -70,7 +70,7 @@ class Evaluator:
         self.resolve: Callable[[Path, str], Optional[tuple[Path, str]]] = lambda path, name: None
         # groups a setting makes present (see assumed)
         self.setting_groups = [(name, g.when_setting) for name, g in kb.groups.items() if g.when_setting]
-        self.runtime_groups = [(name, g.when_runtime) for name, g in kb.groups.items() if g.when_runtime]
+        self.runtime_groups = [(name, g.when_runtime) for name, g in kb.groups.items() if g.when_runtime[0]]
         self._program_imported: set[str] = set()  # the program being checked imports these frameworks
         self._targets: Optional[dict[str, Target]] = None  # see versions()
         self._uses: Optional[frozenset[str]] = None
@@ -116,9 +116,13 @@ class Evaluator:
                 out.add(f"group:{name}")
         return out
 
-    def on_runtime(self, runtime: Optional[str]) -> set[str]:
-        """Groups present because the entry notebook was saved with ``runtime`` (a TPU)."""
-        return {f"group:{name}" for name, runtimes in self.runtime_groups if runtime in runtimes} if runtime else set()
+    def on_runtime(self, runtime: Optional[str], present: set[str]) -> set[str]:
+        """Groups present because the entry notebook was saved with ``runtime`` (a TPU), where
+        what the program shows does not say otherwise (``present``: its matched owners)."""
+        if not runtime:
+            return set()
+        return {f"group:{name}" for name, (runtimes, unless) in self.runtime_groups
+                if runtime in runtimes and not any(f"group:{g}" in present for g in unless)}
 
     def imports_here(self, matcher: Matcher, facts: Optional[FileFacts]) -> bool:
         """Does the file of a call import the matcher's framework itself?"""
@@ -263,7 +267,7 @@ class Evaluator:
         present = {h.owner for h in hits if not h.off_by_default
                    and (not h.owner.startswith("group:") or self._applies(self.kb.matcher(h.owner, h.index), keras))}
         present |= self.assumed(present)
-        present |= self.on_runtime(facts.runtime)
+        present |= self.on_runtime(facts.runtime, present)
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
@@ -292,7 +296,10 @@ class Evaluator:
                                  fix=(self.effective_fix(rule, matcher, pretty(hit.api)) or {}).get("title", ""),
                                  note=self.fix_note(rule), seed=self.settings.seed)
                 # seed=args.seed fed to four seeders: one cause (a value named, not an expression)
-                named = matcher.one_per_value if NAMED_VALUE_RE.match(hit.detail) else None
+                # (within one rule, so --ignore and noqa of one code leave the other's; not in a
+                # notebook, whose joined lines are no places a reader knows)
+                named = f"{rule.code}:{matcher.one_per_value}" if matcher.one_per_value \
+                    and NAMED_VALUE_RE.match(hit.detail) and not display.endswith(".ipynb") else None
                 if named:
                     value_key = (named, hit.scope, hit.detail)
                     if value_key in per_value:
@@ -501,7 +508,7 @@ class Evaluator:
         out: list[Diagnostic] = []
         present = {th.hit.owner for th in program.all_hits if not th.off_default}
         present |= self.assumed(present)
-        present |= self.on_runtime(entry_facts.runtime if entry_facts is not None else None)
+        present |= self.on_runtime(entry_facts.runtime if entry_facts is not None else None, present)
 
         labels: dict[int, str] = {}  # id of a finding -> what it is about, and where
 

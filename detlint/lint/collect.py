@@ -1456,8 +1456,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 if made:  # net = Net().to(device): what .to returns is the Net
                     self.made_by[name] = made
                 elif callee is None and isinstance(value.func, cst.Call):
-                    # trainer = TrainerRegistry.lookup(name)(config), model = get_model(cfg)(x): an
-                    # object of whatever the project call returns (a registry's classes, a table's)
+                    # trainer = TrainerRegistry.lookup(name)(config), net = build(cfg)(num_classes):
+                    # an object of whatever the project call returns (a registry's classes, a table's)
                     inner = dotted(value.func.func)
                     if inner and not inner.startswith("self.") and not self.external(self.qualify(inner), inner):
                         self.made_by[name] = f"{self.qualify(inner) or inner}(){TABLE_ITEM}"
@@ -1743,7 +1743,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return False
         every = python_lines(self.source)
         line = self.pos(call)[0]
-        if kept and not any(re.match(rf"\s*{re.escape(name)}\s*=(?!=)", text)
+        # ... rebound at the binding's own indentation (not under an `if` the default run may skip)
+        indent = re.match(r"\s*", every[line - 1]).group(0)
+        if kept and not any(re.match(rf"{indent}{re.escape(name)}\s*=(?!=)", text)
                             for text in every[line:self.pos(self.top_function)[2]]):
             return False
         if self.top_function is not None:  # after the binding line, to the function's end
@@ -1943,7 +1945,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                                    and dotted(a.value) != "None" for a in node.args):
                 # "*": the command line picks one of the module's public functions (fire.Fire())
                 chosen = [name for name in self.facts.functions if "." not in name and not name.startswith("_")] \
-                    if default == "*" else [default]
+                    if default == "*" and not node.args else [] if default == "*" else [default]
                 for function in chosen:  # a command named for evaluation (`test`) runs outside training
                     self.facts.calls.append(CallSite(function, line, col, self.current_scope, no_grad=False,
                                                      inference=default == "*" and names.evaluation_command(function)))

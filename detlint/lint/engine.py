@@ -424,7 +424,8 @@ class Linter:
     def _fits_kb(self, facts: FileFacts) -> bool:
         """A cached entry may only name matchers this knowledge base has."""
         try:
-            return all(0 <= hit.index < len(self.kb.owner_matchers(hit.owner)) for hit in facts.hits)
+            return all(0 <= hit.index < len(self.kb.owner_matchers(hit.owner))
+                       for hit in facts.hits + facts.worker_hits)
         except (KeyError, ValueError):
             return False
 
@@ -680,11 +681,18 @@ class Linter:
             return False
         if init.is_file():
             return bool(self.entries_importing(init))
-        # a module a string names (func='loss.G_wgan', 'embodied.envs.pinpad:PinPad') is loaded by name
-        stem = re.escape(module.stem)
-        if self.import_index.matching(rf"['\"][\w.]*(?:\.{stem}\b|\b{stem}[.:]\w)"):
+        # a flat repository's root holds scripts and modules alike: only a subfolder counts
+        if real(module.parent) == real(self.settings.project_root) \
+                or not any(self.entries_importing(other) for other in self._neighbours(module)):
             return False
-        return any(self.entries_importing(other) for other in self._neighbours(module))
+        # a module a string names may be loaded by name: func='loss.G_wgan', 'envs.pinpad:PinPad',
+        # import_module(f"tasks.{name}"), "tasks." + name; where the project imports by name at
+        # all (import_module, __import__), a bare "segmentation" may be one of those names too
+        stem, folder = re.escape(module.stem), re.escape(module.parent.name)
+        bare = rf"|{stem}['\"]" if self.import_index.matching(r"\b(?:import_module|__import__)\(") else ""
+        named = [p for p in self.import_index.matching(
+            rf"['\"](?:[\w.]*(?:\.{stem}\b|\b{stem}[.:]\w)|{folder}\.(?:\{{|['\"]){bare})") if real(p) != real(module)]
+        return not named
 
     def _neighbours(self, module: Path) -> list[Path]:
         """The other modules of ``module``'s folder that files of the project import."""

@@ -93,4 +93,4 @@ NOT_TRAINING_COMMAND = re.compile(r"^(?:evaluate|predict|infer|inference|generat
 def evaluation_command(name: str) -> bool:
     """A command (a function the command line picks: fire.Fire()) that evaluates, infers or
     prepares: it trains nothing (``test``, ``evaluate``, ``predict``, ``help``)."""
-    return evaluation_name(name) or bool(NOT_TRAINING_COMMAND.search(name))
+    return evaluation_name(name) or bool(NOT_TRAINING_COMMAND.search(name)) and not TRAIN_WORD.search(name)

@@ -258,3 +258,20 @@ def test_a_readme_cannot_state_a_release_that_came_after_it(tmp_path: Path) -> N
     shown = programs(tmp_path)["train.py"]
     assert shown["torch-version"] == "2.7", shown
     assert "README.md says Pytorch 2.7" in shown["torch-version-source"]
+
+
+def test_one_old_line_in_an_imported_module_gives_way_to_a_recent_date(tmp_path: Path) -> None:
+    """A 2023 script with no era of its own imports a module holding one TF1-only line (a dead
+    `tf.logging.info`): the program is TF 2.12, the newest release then, not TF 1.15. The same
+    module in a 2020 project (TF 1.15 a few months old) still makes it TF 1 code."""
+    layers = "import tensorflow as tf\n\n\ndef block(x, log=False):\n    if log:\n        tf.logging.info('x')\n" \
+             "    return tf.keras.layers.Dense(4)(x)\n"
+    train = "import tensorflow as tf\n\nfrom layers import block\n\ninputs = tf.keras.Input((8,))\n" \
+            "model = tf.keras.Model(inputs, block(inputs))\nmodel.compile('sgd', 'mse')\nmodel.fit(x, y)\n"
+    recent = tmp_path / "recent"
+    commit(recent, "2023-05-22", {"layers.py": layers, "train.py": train})
+    shown = programs(recent)["train.py"]
+    assert shown["tensorflow-version"] == "2.12", shown
+    old = tmp_path / "old"
+    commit(old, "2020-02-10", {"layers.py": layers, "train.py": train})
+    assert programs(old)["train.py"]["tensorflow-version"] == "1.15", programs(old)

@@ -41,6 +41,9 @@ from detlint.settings.readme_versions import readme_text, readme_version
 from detlint.settings.stated_versions import stated_versions
 
 
+# a release this many years older than an entry's last change, and only imported modules' code
+# asking for it, is no era of the program
+OUTDATED_YEARS = 3
 MAX_SIBLINGS = 200  # files of a folder asked for their versions (a program with no evidence)
 MISSING = object()
 
@@ -129,6 +132,10 @@ class ProgramVersions:
                 return version, how, ""
         known = tuple(known_versions(key))
         era = self._era(key, files)  # what the program's own code allows
+        if era and self._file_era(entry, key) is None and self._outdated(key, entry, era[0]):
+            # only modules the entry imports speak, for releases long superseded when the entry
+            # was last changed (one tf.logging line in a 2023 program): a dead line, not its era
+            era = None
         allowed = era[0] if era else known
         hinted = self._hints(key, files, allowed)  # when its code was written, as far as it shows
         # the programs beside it speak for a program with no evidence of its own (its code's era or
@@ -180,6 +187,16 @@ class ProgramVersions:
         where = entry.name if era or hinted else f"{entry.parent.name or '.'}/ (the programs beside it)"
         return (version, f"{title} {version} assumed from {said} use in {where}",
                 f"{title} {version} assumed from {evidence[0] if evidence else said} use")
+
+    def _outdated(self, key: str, entry: Path, versions: tuple[Version, ...]) -> bool:
+        """Was the newest of ``versions`` out more than OUTDATED_YEARS years before ``entry`` was
+        last changed?"""
+        out = dict(self.released.get(key, ()))
+        day = self.dates.date(entry) if self.dates is not None else None
+        newest = max((out[v] for v in versions if v in out), default=None)
+        if day is None or newest is None:
+            return False
+        return f"{int(newest[:4]) + OUTDATED_YEARS}{newest[4:]}" < day.isoformat()
 
     def _dated(self, key: str, entry: Path, versions: tuple[Version, ...]) -> Optional[tuple[Version, str, str]]:
         """The newest of ``versions`` that was out when ``entry`` was last changed (by its git

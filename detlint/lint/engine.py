@@ -767,7 +767,11 @@ class Linter:
             program_files = {m for p in runners if p is not None for m in p.modules} - {here}
 
             def named_in_programs(name: str) -> str:
-                found = [f for f in index.naming_word(name) if f in program_files]
+                # in code, not a comment or docstring; and not where that file's own calls of
+                # the name were seen to run another definition (`from utils import *`)
+                elsewhere = {site[0] for p in runners if p is not None for (where, scope), sites
+                             in p.callers.items() if scope == name and where != here for site in sites}
+                found = [f for f in index.naming_in_code(name) if f in program_files and f not in elsewhere]
                 return self._relative(found[0]) if found else ""
             reach = FileReach(here, [p for p in runners if p is not None], facts.unreferenced,
                               lambda name: name in configured or bool(set(index.naming_word(name)) - {here}),

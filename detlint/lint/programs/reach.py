@@ -10,8 +10,10 @@ end of the module's path (``from nets.resnet import f`` names ``.../nets/resnet.
 """
 from __future__ import annotations
 
+import io
 import os
 import re
+import tokenize
 from pathlib import Path
 from typing import Optional
 
@@ -145,6 +147,16 @@ class ImportIndex:
             self._named[word] = found
         return self._named[word]
 
+    def naming_in_code(self, word: str) -> list[Path]:
+        """Files whose code (not their comments or strings: a docstring's example, a line
+        commented out) holds ``word`` as a name. A notebook, JSON whose code is in strings, and a
+        file Python cannot tokenize keep naming_word's answer."""
+        key = "\0code:" + word
+        if key not in self._named:
+            self._named[key] = [path for path in self.naming_word(word)
+                                if path.suffix != ".py" or _names_in_code(path, word)]
+        return self._named[key]
+
     def matching(self, pattern: str) -> list[Path]:
         """Files whose text matches the regular expression ``pattern`` (kept, as naming_word)."""
         if pattern not in self._named:
@@ -211,3 +223,39 @@ def _imports(path: Path) -> tuple[set[str], Targets]:
             dotted.add(parts)
             dotted.update(parts + (name,) for name in names if WORD_RE.fullmatch(name))
     return words, (frozenset(d for d in dotted if all(d)), frozenset(relative))
+
+
+def _names_in_code(path: Path, word: str) -> bool:
+    """Does the file's code refer to ``word`` as something defined elsewhere: an attribute
+    (``tl.cost.word``), an import, or a bare name the file never binds itself (a file that defines
+    ``word`` or assigns a variable of that name means its own)?"""
+    data, _ = read_bytes(path, MAX_TEXT)
+    if data is None:
+        return False
+    bare = binds = False
+    depth, prev = 0, None
+    try:
+        tokens = [tok for tok in tokenize.tokenize(io.BytesIO(data).readline)
+                  if tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return True  # not tokenizable: as the text says
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.OP:
+            depth += tok.string in "([{"
+            depth -= tok.string in ")]}"
+        elif tok.type == tokenize.NAME and tok.string == word:
+            after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+            before = prev.string if prev is not None else ""
+            if before in (".", "import") or (before == "," and _in_import(tokens, i)):
+                return True
+            if before in ("def", "class", "as", "for") or (after == "=" and depth == 0):
+                binds = True
+            elif not (after == "=" and depth):  # a keyword argument's name is not a use
+                bare = True
+        prev = tok
+    return bare and not binds
+
+
+def _in_import(tokens: list[tokenize.TokenInfo], i: int) -> bool:
+    line = tokens[i].line.lstrip()
+    return line.startswith(("import ", "from "))

@@ -115,3 +115,13 @@ def test_a_module_no_program_loads_beside_ones_it_imports(tmp_path) -> None:
                                     "train.py": PLUGIN_TRAIN.replace("from tasks import", "import").format(extra="")},
                    name="flat")
     assert findings(lint(root), "segmentation.py") == ["5:DET202"]
+
+
+def test_a_test_file_that_does_not_parse_is_only_a_possible_finding(tmp_path) -> None:
+    """A unit test with a syntax error hides nothing a training program runs: its DET001 is
+    `possible` (shown with --min-confidence possible); the training script's is shown as before."""
+    root = project(tmp_path, {"tests/metrics_test.py": "tmpdir = flags.'/tmp/x'\n",
+                              "train.py": "import torch\nmodel = torch.nn.Linear(2, 2\n"})
+    assert findings(lint(root), "tests/metrics_test.py") == []
+    assert findings(lint(root), "train.py") == ["2:DET001"]
+    assert findings(lint(root, "--min-confidence", "possible"), "tests/metrics_test.py") == ["1:DET001"]

@@ -420,9 +420,10 @@ def test_show_settings_lists_programs_of_subfolder_projects(tmp_path: Path) -> N
     ("## Requirements\n- [PyTorch](http://pytorch.org) install = 1.4.0\n- CUDA 10.1\n", "1.4"),
     ("```\nconda install pytorch=1.6.0 torchvision -c pytorch\n```\n", "1.6"),
     ("```\npip install torch==1.9.1\n```\n", "1.9"),
+    ("# Notes\n\n-PyTorch 1.3.0\n\n-NumPy 1.13.3\n", "1.3"),  # a list item without its space
     # not a statement of the version the code is for: a floor, another package, another framework
     ("Needs PyTorch 1.4 or later.\n", None), ("pip install torch>=1.4\n", None),
-    ("Uses torchvision 0.8.2 and PyTorch Lightning 1.5.\n", None), ("Tested with CUDA 10.1 and Python 3.8.\n", None),
+    ("Uses torchvision 0.8.2 and PyTorch Lightning 1.5.\n", None), ("pip install horovod-torch 1.2\n", None), ("Tested with CUDA 10.1 and Python 3.8.\n", None),
 ])
 def test_what_a_readme_states_for_unpinned_code(tmp_path: Path, readme: str, version: str | None) -> None:
     """A repository that pins nothing but says in its README what it was written for is checked

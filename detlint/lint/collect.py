@@ -33,6 +33,7 @@ from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
 from detlint.lint.flow.config_trees import ConfigTrees, key_of
 from detlint.lint.flow.deferred_steps import DeferredSteps
 from detlint.lint.flow.frozen_models import FrozenModels
+from detlint.lint import python2
 from detlint.lint.flow.shown_values import ShownValues
 from detlint.lint.flow.gradient_paths import GradientPaths
 from detlint.lint.flow.gradient_sinks import CallRoles, dead_ops
@@ -304,7 +305,19 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return UNKNOWN
         if option in self.options:
             return self.options[option][0]
+        if isinstance(node, cst.Name) and self.depth and (self.current_scope, node.value) in self.local_constants:
+            # shuffle_flag = True earlier in the function (on every branch that binds it)
+            values = self.local_literals(node.value)
+            if values and all(v == values[0] and type(v) is type(values[0]) for v in values):
+                return values[0]
+            return UNKNOWN
         return literal(node, self.qualify, self.constants)
+
+    def local_literals(self, name: str) -> list[Any]:
+        """The literal values the current function's branches gave ``name`` so far ([] when one
+        of them is not a literal)."""
+        values = [literal(v, self.qualify, self.constants) for v in self.bound_values(name)]
+        return [] if any(v is UNKNOWN or isinstance(v, (Ref, dict)) for v in values) else values
 
     # ---- command-line options (group command-line-options) -----------------------------------
     def option_read(self, node: cst.BaseExpression) -> Optional[str]:
@@ -421,6 +434,14 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         """``shuffle=(mode == "train")``, ``shuffle=not opt.serial_batches``: a boolean the program
         computes. The condition holds for some runs: say for which."""
         wanted = bool_condition(cond)
+        if not holds and wanted is not None and (value is UNKNOWN or isinstance(value, Ref)) \
+                and isinstance(node, cst.Name) and self.depth:
+            # `shuffle_flag = True` on one branch, False on others: the runs that take that branch
+            if any(check(cond, v) for v in self.local_literals(node.value)):
+                return f"when {node.value} is {wanted}"
+            bound = self.bound_values(node.value)  # shuffle_flag = (flag == "train")
+            if len(bound) == 1 and isinstance(bound[0], (cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
+                return self.computed_note(bound[0], cond, self.value(bound[0]), holds)
         if holds or wanted is None or value is not UNKNOWN or not isinstance(
                 node, (cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
             return None
@@ -1335,6 +1356,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if ref and self.project_ref(ref):
                 self.facts.tables[target.value.value].append(self.function_ref(ref))
 
+    def dict_refs(self, values: list[cst.BaseExpression]) -> list[str]:
+        """The project functions and classes a dict written in place holds as values."""
+        refs = [dotted(e.value) for v in values if isinstance(v, cst.Dict)
+                for e in v.elements if isinstance(e, cst.DictElement)]
+        return list(dict.fromkeys(self.function_ref(r) for r in refs if r and self.project_ref(r)))
+
     def project_ref(self, ref: str) -> bool:
         """Does ``ref`` name something of the project (not a framework, the standard library or
         a builtin)?"""
@@ -1877,7 +1904,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                                                  no_grad, inference, untaped))
         elif isinstance(node.func, cst.Subscript):  # MODELS[name](...): what a dict of functions holds
             table = dotted(node.func.value)
-            if table and self.project_ref(table):
+            # model_dict = {"informer": Informer, ...} in the function: any class it holds
+            local = self.dict_refs(self.bound_values(node.func.value.value)[-1:]) \
+                if isinstance(node.func.value, cst.Name) and self.current_scope is not None else []
+            for ref in local:
+                self.facts.calls.append(CallSite(ref, line, col, self.current_scope, no_grad, inference, untaped))
+            if table and not local and self.project_ref(table):
                 self.facts.calls.append(CallSite(self.qualify(table) or table, line, col, self.current_scope,
                                                  no_grad, inference, untaped))
         if name and not self.external(qual, name):
@@ -2503,7 +2535,8 @@ def collect(kb: KnowledgeBase, path: str, source: str, links: Optional[dict[str,
     try:
         module = stand_ins.parse_module(source)  # libcst, lenient where only libcst objects
     except cst.ParserSyntaxError as exc:
-        old = stand_ins.keywords_as_names(source)  # Python 3.6 code: `x.cuda(async=True)`
+        # Python 3.6 code (`x.cuda(async=True)`), or Python 2 (`print "step", i`)
+        old = stand_ins.keywords_as_names(source) or python2.python3_text(source)
         try:
             module = stand_ins.parse_module(old[0]) if old is not None else None
         except Exception:  # the stand-in did not help: the first error is the one to report

@@ -557,13 +557,20 @@ class Linter:
             diags.sort(key=Diagnostic.sort_key)
         return diags
 
-    def _legacy_syntax(self, facts: FileFacts, display: str) -> list[Diagnostic]:
-        """DET001 for a file that only Python 3.6 or earlier runs (checked as it reads it)."""
-        if facts.legacy is None:
+    def _legacy_syntax(self, facts: FileFacts, display: str, entry: bool) -> list[Diagnostic]:
+        """DET001 for a file that only Python 3.6 or earlier runs (checked as it reads it). A
+        Python 2 file is checked as its Python 3 equivalent; only a program's own file says so
+        (a helper module's print statements hide nothing)."""
+        if facts.legacy is None or (facts.legacy not in ("async", "await") and not entry):
             return []
         rule = self.kb.rules.get("DET001")
-        message = (f"file cannot run on Python 3.7 or later: `{facts.legacy}` is a reserved word there; rename "
-                   f"it (see `detlint rule DET001`). The rest of the file was checked as Python 3.6 reads it")
+        if facts.legacy in ("async", "await"):
+            message = (f"file cannot run on Python 3.7 or later: `{facts.legacy}` is a reserved word there; rename "
+                       f"it (see `detlint rule DET001`). The rest of the file was checked as Python 3.6 reads it")
+        else:
+            message = (f"program written for Python 2 (a {facts.legacy}): it was checked as its Python 3 "
+                       f"equivalent, and no fix is written into it")
+            facts = replace(facts, legacy="")  # the construct is not what the span covers
         return [Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
                            path=display, line=facts.legacy_line, col=facts.legacy_col, end_line=facts.legacy_line,
                            end_col=facts.legacy_col + len(facts.legacy))]
@@ -579,6 +586,8 @@ class Linter:
                               message=f"file cannot be checked: {facts.error}", path=display,
                               line=facts.error_line, col=facts.error_col, end_line=facts.error_line,
                               end_col=facts.error_col)
+            if self.not_training(path):  # a test file: what it would hide, no training program runs
+                lower(diag, "possible", "a file the settings say does not train (not-training)")
             return self._filter([diag], facts, path)
         try:
             notebook = self.notebooks.get(real(path))
@@ -601,7 +610,7 @@ class Linter:
                 seen = {(d.code, d.line, d.col) for d in diags}
                 diags += [d for d in self._site_diagnostics(path, facts, display, program)
                           if (d.code, d.line, d.col) not in seen]
-            diags += [] if program_only else cell_errors + self._legacy_syntax(facts, display)
+            diags += [] if program_only else cell_errors + self._legacy_syntax(facts, display, program is not None)
             if facts.legacy is not None:  # read with stand-in names: no fix is written into it
                 for diag in diags:
                     diag.fix_spec, diag.edits = None, []

@@ -13,8 +13,9 @@ import re
 from typing import Any, Optional
 
 from detlint.lint.ftypes import CallSite, FileFacts, Hit
+from detlint.lint.python2 import CONSTRUCTS as PYTHON2_CONSTRUCTS
 
-FORMAT = 27
+FORMAT = 28
 MAX_POSITION = 2**31 - 1  # lines and columns; SARIF readers take 32-bit integers
 MAX_TEXT = 64 * 1024  # characters of one string: a path, a name, a matched value, an error
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is text; other C0, DEL and C1 are not
@@ -305,6 +306,6 @@ def _arg_row(row: Any) -> list[Any]:
 
 
 def _legacy(value: Any) -> Optional[str]:
-    if value is not None and value not in ("async", "await"):
+    if value is not None and value not in ("async", "await") and value not in PYTHON2_CONSTRUCTS:
         raise ValueError("not a name Python 3.7 reserved")
     return value

@@ -38,7 +38,8 @@ MAX_README = 256 * 1024
 def _pattern(names: tuple[str, ...]) -> "re.Pattern[str]":
     alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
     return re.compile(
-        rf"(?<![\w.-])(?:{alternatives})(?![\w-])"  # the name, not torchvision nor tensorflow_hub
+        # the name, not torchvision nor tensorflow_hub nor horovod-tensorflow; a list's "-TensorFlow 1.8"
+        rf"(?<![\w.])(?<![\w.]-)(?:{alternatives})(?![\w-])"
         r"(?:[ \t]+(?:version|release|install(?:ed)?)\b)?"  # "PyTorch version 1.7.1", "PyTorch install = 1.4.0"
         r"[ \t]*(?:==|=|:|~=)?[ \t]*v?"  # an exact pin, never a floor (>=)
         r"(?P<version>\d+\.\d+(?:\.\d+)?)(?![\d.]*\d)(?!\+|[ \t]*(?:or|and)[ \t]+(?:higher|later|newer|above|up))",

@@ -283,6 +283,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
                 return self.type_of(inner.value)
             name = dotted(inner)
+            if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) \
+                    and self._in_group(RETURNS_RECEIVER, self.qualify(name), node):
+                return self.type_of(inner.value)  # group = parser.add_argument_group("model")
             if name in self.library_bases:  # the knowledge base describes its library base
                 return names.candidates(self.library_bases[name])[0]
             if name in self.local_classes:

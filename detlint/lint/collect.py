@@ -219,6 +219,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # (scope, name) -> the values assigned to a plain name there so far (referenced_names
         # follows them: a seed computed from the clock a few lines before it is used)
         self.local_values: dict[tuple[Optional[str], str], list[cst.BaseExpression]] = {}
+        self.nested_bound: set[tuple[Optional[str], str]] = set()  # bound in a def nested in that function
         self.keywords: set[str] = set()
         self.local_classes: dict[str, bool] = {}  # class name -> derives from a framework class
         self.framework_imports = set(kb.groups["frameworks"].imports) if "frameworks" in kb.groups else set()
@@ -308,7 +309,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return UNKNOWN
         if option in self.options:
             return self.options[option][0]
-        if isinstance(node, cst.Name) and self.depth and (self.current_scope, node.value) in self.local_constants:
+        if isinstance(node, cst.Name) and self.depth and (self.current_scope, node.value) in self.local_constants \
+                and len(self.scope) <= 1 and (self.current_scope, node.value) not in self.nested_bound:
             # shuffle_flag = True earlier in the function (on every branch that binds it)
             values = self.local_literals(node.value)
             if values and all(v == values[0] and type(v) is type(values[0]) for v in values):
@@ -319,6 +321,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def local_literals(self, name: str) -> list[Any]:
         """The literal values the current function's branches gave ``name`` so far ([] when one
         of them is not a literal)."""
+        if len(self.scope) > 1 or (self.current_scope, name) in self.nested_bound:
+            return []  # a nested function's own names share the outer function's key
         values = [literal(v, self.qualify, self.constants) for v in self.bound_values(name)]
         return [] if any(v is UNKNOWN or isinstance(v, (Ref, dict)) for v in values) else values
 
@@ -1523,6 +1527,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if not name:
             return
         values = self.local_values.setdefault((self.current_scope, name), [])
+        if len(self.scope) > 1:
+            self.nested_bound.add((self.current_scope, name))
         if self.off_default:
             pass  # a branch the default run never takes binds nothing it uses
         elif self.if_depth:
@@ -2312,6 +2318,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self.facts.loops.append(self.pos(node)[::2])
         self._forget_rebound(node.body)
+        for name in bound_names(node.target):  # for shuffle in (True, False): no literal of before
+            self.local_constants.pop((self.current_scope, name), None)
+            self.local_values.pop((self.current_scope, name), None)
         self.frozen_models.note_loop(node, self.pos(node)[0])
         self.paths.bind(self.current_scope, bound_names(node.target), node.iter, None)
         it = node.iter

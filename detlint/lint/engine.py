@@ -568,7 +568,8 @@ class Linter:
             message = (f"file cannot run on Python 3.7 or later: `{facts.legacy}` is a reserved word there; rename "
                        f"it (see `detlint rule DET001`). The rest of the file was checked as Python 3.6 reads it")
         else:
-            message = (f"program written for Python 2 (a {facts.legacy}): it was checked as its Python 3 "
+            article = "an" if facts.legacy[:1] in "aeiou" else "a"
+            message = (f"program written for Python 2 ({article} {facts.legacy}): it was checked as its Python 3 "
                        f"equivalent, and no fix is written into it")
             facts = replace(facts, legacy="")  # the construct is not what the span covers
         return [Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
@@ -586,7 +587,7 @@ class Linter:
                               message=f"file cannot be checked: {facts.error}", path=display,
                               line=facts.error_line, col=facts.error_col, end_line=facts.error_line,
                               end_col=facts.error_col)
-            if self.not_training(path):  # a test file: what it would hide, no training program runs
+            if self.not_training(path) and not self.imported(path):  # a unit test no program imports
                 lower(diag, "possible", "a file the settings say does not train (not-training)")
             return self._filter([diag], facts, path)
         try:

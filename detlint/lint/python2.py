@@ -21,7 +21,8 @@ from detlint.lint.files.line_breaks import python_lines
 # tokens after which a name starts a statement
 _STATEMENT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
 _OCTAL = re.compile(r"[0-7]+[lL]?")
-_PRINT_TO = re.compile(r"print\s*>>\s*([^,]+?)\s*(?:,\s*(.*?))?\s*$")
+_INTEGER = re.compile(r"\d+|0[xX][0-9a-fA-F]+")
+_OLD_NUMBER = re.compile(r"(\d+|0[xX][0-9a-fA-F]+)([lL]?)")
 
 # what python3_text names as a file's first Python 2 construct
 CONSTRUCTS = ("print statement", "exec statement", "except clause", "raise statement", "octal literal",
@@ -66,28 +67,27 @@ def _rewrite(tokens: list[tokenize.TokenInfo], i: int, edits: list[Edit]) -> Opt
     before = tokens[i - 1] if i else None
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     starts = before is None or before.type in _STATEMENT_START or before.string in (";", ":")
-    if tok.type == tokenize.NUMBER and after is not None and after.start == tok.end:
-        # Python 3's tokenizer splits them: 0777 as 0 and 777, 10L as 10 and L
-        if tok.string == "0" and after.type == tokenize.NUMBER and _OCTAL.fullmatch(after.string):
-            edits.append((*tok.start, *after.end, "0o" + after.string.rstrip("lL")))
-            return "octal literal"
-        if after.type == tokenize.NAME and after.string in ("L", "l") and tok.string.isdigit():
-            edits.append((*after.start, *after.end, ""))
-            return "long literal"
-        return None
+    if tok.type == tokenize.NUMBER:
+        return _number(tok, after, edits)
     if tok.type != tokenize.NAME or after is None:
         return None
-    if tok.string in ("print", "exec") and starts and after.string not in ("(", "=", ".", ",", ")", "[") \
-            and not (after.type == tokenize.OP and after.string.endswith("=") and after.string != ">>="):
+    # `print x` (not print(x), print.x, a print function handed on: {"log": print})
+    statement = after.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING) or after.string in ("-", "~", "{") \
+        or (tok.string == "print" and after.string == ">>") or after.type in _STATEMENT_START or after.string == ";"
+    if tok.string in ("print", "exec") and starts and statement and not (tok.string == "exec" and _has_in(tokens, i)):
         end = _statement_end(tokens, i)
-        if after.string == ">>":  # print >>f, x: one line only
-            line = tok.line[tok.start[1]:].rstrip("\r\n")
-            match = _PRINT_TO.match(line.split("#")[0].rstrip())
-            if tokens[end - 1].end[0] != tok.start[0] or match is None:
-                return None
-            args = f"{match.group(2)}, " if match.group(2) else ""
-            edits.append((*tok.start, tok.start[0], tok.start[1] + len(match.group(0)),
-                          f"print({args}file={match.group(1)})"))
+        if after.string == ">>":  # print >>f, x
+            comma = _top_level_comma(tokens, i + 2)
+            last = tokens[end - 1]
+            if last.end[0] != tok.start[0]:
+                return None  # one line only
+            line = tok.line
+            if comma is None:
+                edits.append((*tok.start, *last.end, f"print(file={line[tokens[i + 2].start[1]:last.end[1]]})"))
+            else:
+                target = line[tokens[i + 2].start[1]:tokens[comma].start[1]]
+                args = line[tokens[comma].end[1]:last.end[1]].strip()
+                edits.append((*tok.start, *last.end, f"print({args}, file={target})"))
             return "print statement"
         if after.type in _STATEMENT_START or after.string == ";":
             edits.append((*tok.end, *tok.end, "()"))  # a bare `print`
@@ -99,14 +99,40 @@ def _rewrite(tokens: list[tokenize.TokenInfo], i: int, edits: list[Edit]) -> Opt
         comma = _top_level_comma(tokens, i + 1)
         if comma is None:
             return None
-        if tok.string == "except":  # except IOError, e:
-            edits.append((*tokens[comma].start, *tokens[comma].end, " as"))
+        if tok.string == "except":  # except IOError, e: (or IOError,e)
+            edits.append((*tokens[comma].start, *tokens[comma].end, " as "))
             return "except clause"
         end = _statement_end(tokens, i)  # raise ValueError, "message"
         edits.append((*tokens[comma].start, *tokens[comma].end, "("))
         edits.append((*tokens[end - 1].end, *tokens[end - 1].end, ")"))
         return "raise statement"
     return None
+
+
+def _number(tok: tokenize.TokenInfo, after: Optional[tokenize.TokenInfo], edits: list[Edit]) -> Optional[str]:
+    """0777 and 10L (one token from Python 3.12 on; 0 and 777, 10 and L before)."""
+    whole = _OLD_NUMBER.fullmatch(tok.string)
+    if whole:
+        digits, suffix = whole.group(1), whole.group(2)
+        octal = len(digits) > 1 and digits.startswith("0") and digits.isdigit()
+        if octal or suffix:
+            edits.append((*tok.start, *tok.end, ("0o" + digits[1:]) if octal else digits))
+            return "octal literal" if octal else "long literal"
+    if after is None or after.start != tok.end:
+        return None
+    if tok.string == "0" and after.type == tokenize.NUMBER and _OCTAL.fullmatch(after.string):
+        edits.append((*tok.start, *after.end, "0o" + after.string.rstrip("lL")))
+        return "octal literal"
+    if after.type == tokenize.NAME and after.string in ("L", "l") and _INTEGER.fullmatch(tok.string):
+        edits.append((*after.start, *after.end, ""))
+        return "long literal"
+    return None
+
+
+def _has_in(tokens: list[tokenize.TokenInfo], i: int) -> bool:
+    """``exec code in namespace``: left as it is (its Python 3 form is not a rewrite in place)."""
+    end = _statement_end(tokens, i)
+    return any(t.type == tokenize.NAME and t.string == "in" for t in tokens[i + 1:end])
 
 
 def _statement_end(tokens: list[tokenize.TokenInfo], i: int) -> int:

@@ -46,33 +46,18 @@ class FrozenModels:
         # a module-level function of the file that runs it only without autograd (features =
         # extract(loader, backbone)) runs without autograd
         self.handed_to: dict[str, list[tuple[str, int | str]]] = {}
-        # names whose `.parameters()` the file asks for anywhere (a param group, a comprehension)
-        self.mentioned: set[str] = set()
-        self.made: set[str] = set()  # names bound to an object a class makes (Encoder(...).cuda())
-        self.aliased: set[str] = set()  # names bound to another name (model = encoder)
-        # name -> what each call of it with autograd is given: the names in its arguments, "()"
-        # for a call of a name there (encoder(images) is given data; criterion(decoder(x), y) and
-        # head(features) are given what another model computed)
-        self.inputs: dict[str, list[set[str]]] = {}
-        self.results: dict[str, set[str]] = {}  # name -> the names whose call bound it
         self.defs: dict[str, list[str]] = {}  # module-level function -> its parameters, in order
         self.memo: dict[str, Optional[bool]] = {}  # _runs_without_autograd's answers
 
     def note_call(self, node: cst.Call, without_autograd: bool) -> None:
-        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         name = _name(node.func)
-        given = None if without_autograd or not node.args else _given(node)
         if name is not None:
             self.calls.setdefault(name, []).append(without_autograd)
-            if given is not None:
-                self.inputs.setdefault(name, []).append(given)
         if isinstance(node.func, cst.Attribute) and not self.housekeeping(node.func.attr.value):
             # model.encoder(images): a part of the model runs, so the model does
             held = _name(node.func.value)
             if held is not None and held != "self":
                 self.calls.setdefault(held, []).append(without_autograd)
-                if given is not None:
-                    self.inputs.setdefault(held, []).append(given)
         callee = node.func.value if isinstance(node.func, cst.Name) else None
         for i, arg in enumerate(node.args):
             held = _name(arg.value)
@@ -80,14 +65,11 @@ class FrozenModels:
                 self.handed[held] = self.handed.get(held, 0) + 1
                 place = arg.keyword.value if arg.keyword is not None else i if not arg.star else None
                 self.handed_to.setdefault(held, []).append((callee or "", place if callee else None))
-        if method in ("parameters", "named_parameters"):
-            held = _name(node.func.value)
-            if held is not None:
-                self.mentioned.add(held)
         for arg in node.args:  # torch.optim.SGD(model.parameters()): trained
             held = _parameters_of(arg.value)
             if held is not None:
                 self.optimised.add(held)
+        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         if method == "requires_grad_" and node.args and _false(node.args[0].value) and not self.conditions:
             held = _name(node.func.value)  # backbone.requires_grad_(False)
             if held is not None:
@@ -100,16 +82,7 @@ class FrozenModels:
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and isinstance(value.func.value, cst.Call):
                 value = value.func.value  # Wrapper(encoder).cuda(): what Wrapper(...) was given
-            if value is not None and _name(value) is not None:
-                self.aliased.add(_name(value) or "")
-            if isinstance(value, cst.Call) and _name(value.func) is not None:
-                self.results.setdefault(name, set()).add(_name(value.func) or "")
             maker = dotted(value.func) if isinstance(value, cst.Call) else None
-            last = maker.rsplit(".", 1)[-1] if maker else ""
-            # a model (Encoder(...).cuda()), not an optimiser or a loss: those are never called
-            # on data alone
-            if last[:1].isupper() and not any(w in last.lower() for w in ("loss", "criterion")):
-                self.made.add(name)
             # a class made from it holds it (SimCLR(encoder)); a copy or a builder function need not
             if maker and maker.rsplit(".", 1)[-1][:1].isupper():
                 self.parts.setdefault(name, set()).update(
@@ -174,41 +147,10 @@ class FrozenModels:
                             for s in statement.body.body):
                 self.partly.setdefault(held, line)
 
-    def _trains_nothing(self, name: str, seen: frozenset = frozenset()) -> bool:
-        """A model no optimiser is given, in a file whose optimisers are given other models'
-        parameters (``Adam(decoder.parameters())`` beside an ``encoder`` it only calls): its
-        backward may run, but the gradients it computes are never applied, and nothing else
-        is differentiated through it. Not where its parameters are asked for anywhere, it is
-        bound to another name, a class is made from it (``Decoder(encoder)`` holds it), or it is
-        handed to a callable other than this file's functions."""
-        if name in seen or name in self.mentioned or name in self.optimised or name in self.aliased \
-                or self.parts.get(name) or any(name in held for held in self.parts.values()):
-            return False  # (a trainer made from a model and its optimiser holds what trains)
-        computed = {target for target, callees in self.results.items() if callees - {name}}
-        if any("()" in given or given & computed for given in self.inputs.get(name, ())):
-            return False  # given what another model computed: gradients flow back through it
-        for callee, place in self.handed_to.get(name, ()):
-            params = self.defs.get(callee)
-            if params is None:
-                if callee in HARMLESS:
-                    continue
-                return False
-            param = params[place] if isinstance(place, int) and place < len(params) else place
-            if not isinstance(param, str) or param not in params:
-                return False
-            if param != name and not self._trains_nothing(param, seen | {name}):
-                return False
-        return True
-
     def lines(self) -> list[int]:
         """The lines binding a frozen model."""
         unused = {name for name in self.bound if self._runs_without_autograd(name)}  # run only without autograd
         frozen = unused | {name for name in self.bound if name in self.frozen}
-        if self.optimised and not self.conditions:  # the optimisers train other models
-            # (not an attribute of self: a layer of a module trains through its owner's parameters)
-            frozen |= {name for name in self.made if name in self.bound and any(self.inputs.get(name, ()))
-                       and not name.startswith("self.")
-                       and self._trains_nothing(name)}
         grown = True
         while grown:  # a part of such a model that nothing else runs with autograd, trains or is given
             grown = False
@@ -225,22 +167,6 @@ class FrozenModels:
         """(a line binding a model a loop freezes by name, the loop's line)."""
         return sorted({(line, loop) for name, loop in self.partly.items() if name not in self.frozen
                        for line in self.bound.get(name, ())})
-
-
-def _given(node: cst.Call) -> set[str]:
-    """The names a call's arguments read, and "()" where one calls a name (what a model computes)."""
-    out: set[str] = set()
-    for arg in node.args:
-        for child in _nodes(arg.value):
-            if isinstance(child, cst.Name):
-                out.add(child.value)
-            elif isinstance(child, cst.Call) and _name(child.func) is not None:
-                out.add("()")
-    return out
-
-
-def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    return [node, *(n for child in node.children for n in _nodes(child))]
 
 
 def _all_but(test: cst.BaseExpression) -> bool:

@@ -26,7 +26,8 @@ IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?impo
 WORD_RE = re.compile(r"\w+")
 _BYTE_WORDS = re.compile(rb"[^A-Za-z0-9_\x80-\xff]+")  # what separates words (UTF-8 letters stay in them)
 MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
-MAX_FILES = 20000  # a project root that is really a home folder is not read whole
+MAX_FILES = 20000
+MAX_NAMING_STRING = 200  # a longer string is prose (a message, a help text), not a name looked up  # a project root that is really a home folder is not read whole
 
 
 def module_name(path: Path) -> str:
@@ -227,8 +228,9 @@ def _imports(path: Path) -> tuple[set[str], Targets]:
 
 def _names_in_code(path: Path, word: str) -> bool:
     """Does the file's code refer to ``word`` as something defined elsewhere: an attribute
-    (``tl.cost.word``), an import, or a bare name the file never binds itself (a file that defines
-    ``word`` or assigns a variable of that name means its own)?"""
+    (``tl.cost.word``), an import, a short string that names it for a lookup, or a bare name the
+    file never binds itself (a file that defines ``word`` or assigns a variable of that name means
+    its own)? Comments and docstrings do not count."""
     data, _ = read_bytes(path, MAX_TEXT)
     if data is None:
         return False
@@ -239,7 +241,15 @@ def _names_in_code(path: Path, word: str) -> bool:
                   if tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)]
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return True  # not tokenizable: as the text says
+    pattern = re.compile(rf"\b{re.escape(word)}\b")
     for i, tok in enumerate(tokens):
+        if tok.type == tokenize.STRING and pattern.search(tok.string) and len(tok.string) <= MAX_NAMING_STRING:
+            # a string that names it for a lookup (`default="xent"`, `eval("losses." + name)`),
+            # not a docstring or a string standing as a statement of its own
+            alone = (prev is None or prev.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)) \
+                and i + 1 < len(tokens) and tokens[i + 1].type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+            if not alone:
+                return True
         if tok.type == tokenize.OP:
             depth += tok.string in "([{"
             depth -= tok.string in ")]}"

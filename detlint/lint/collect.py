@@ -309,13 +309,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             return UNKNOWN
         if option in self.options:
             return self.options[option][0]
-        if isinstance(node, cst.Name) and self.depth and (self.current_scope, node.value) in self.local_constants \
-                and len(self.scope) <= 1 and (self.current_scope, node.value) not in self.nested_bound:
-            # shuffle_flag = True earlier in the function (on every branch that binds it)
-            values = self.local_literals(node.value)
-            if values and all(v == values[0] and type(v) is type(values[0]) for v in values):
-                return values[0]
-            return UNKNOWN
+        values = self.local_literals(node.value) if isinstance(node, cst.Name) and self.depth \
+            and (self.current_scope, node.value) in self.local_constants else []
+        if values:  # shuffle_flag = True earlier in the function (on every branch that binds it)
+            return values[0] if all(v == values[0] and type(v) is type(values[0]) for v in values) else UNKNOWN
         return literal(node, self.qualify, self.constants)
 
     def local_literals(self, name: str) -> list[Any]:

@@ -29,6 +29,7 @@ from detlint.lint.programs import console_scripts
 from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
 from detlint.lint.programs.reach import ImportIndex
+from detlint.lint.stand_ins import OLD_NAMES
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
                                         too_large, too_large_json)
 
@@ -561,20 +562,20 @@ class Linter:
         """DET001 for a file that only Python 3.6 or earlier runs (checked as it reads it). A
         Python 2 file is checked as its Python 3 equivalent; only a program's own file says so
         (a helper module's print statements hide nothing)."""
-        if facts.legacy is None or (facts.legacy not in ("async", "await") and not entry):
+        reserved = facts.legacy in OLD_NAMES
+        if facts.legacy is None or not (reserved or entry):
             return []
         rule = self.kb.rules.get("DET001")
-        if facts.legacy in ("async", "await"):
+        if reserved:
             message = (f"file cannot run on Python 3.7 or later: `{facts.legacy}` is a reserved word there; rename "
                        f"it (see `detlint rule DET001`). The rest of the file was checked as Python 3.6 reads it")
         else:
             article = "an" if facts.legacy[:1] in "aeiou" else "a"
             message = (f"program written for Python 2 ({article} {facts.legacy}): it was checked as its Python 3 "
                        f"equivalent, and no fix is written into it")
-            facts = replace(facts, legacy="")  # the construct is not what the span covers
         return [Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
                            path=display, line=facts.legacy_line, col=facts.legacy_col, end_line=facts.legacy_line,
-                           end_col=facts.legacy_col + len(facts.legacy))]
+                           end_col=facts.legacy_col + (len(facts.legacy) if reserved else 0))]
 
     def _lint_file(self, path: Path, display: str, program_only: bool = False) -> list[Diagnostic]:
         facts = self.facts_of(path)

@@ -9,14 +9,13 @@ written back: no fix is written into a file read this way.
 """
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
-import warnings
 from typing import Optional
 
 from detlint.lint.files.line_breaks import python_lines
+from detlint.lint.stand_ins import compiles
 
 # tokens after which a name starts a statement
 _STATEMENT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
@@ -53,13 +52,7 @@ def python3_text(source: str) -> Optional[tuple[str, str, int, int]]:
         line = lines[row - 1]
         lines[row - 1] = line[:col] + text + line[end_col:]
     result = "".join(lines)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(result)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return (result,) + first
+    return (result,) + first if compiles(result) else None
 
 
 def _rewrite(tokens: list[tokenize.TokenInfo], i: int, edits: list[Edit]) -> Optional[str]:

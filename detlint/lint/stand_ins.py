@@ -161,10 +161,15 @@ def keywords_as_names(source: str) -> Optional[tuple[str, str, int, int]]:
     if first is None:
         return None
     text = "".join(lines)
+    return (text,) + first if compiles(text) else None
+
+
+def compiles(text: str) -> bool:
+    """Does Python itself accept ``text`` (warnings about odd escapes aside)?"""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return (text,) + first
+        return False
+    return True

@@ -26,8 +26,8 @@ IMPORT_RE = re.compile(r'[ \t]*"?[ \t]*(?:from[ \t]+(?P<base>[\w.]+)[ \t]+)?impo
 WORD_RE = re.compile(r"\w+")
 _BYTE_WORDS = re.compile(rb"[^A-Za-z0-9_\x80-\xff]+")  # what separates words (UTF-8 letters stay in them)
 MAX_TEXT = 2 * 1024 * 1024  # a file larger than this is not read for its imports
-MAX_FILES = 20000
-MAX_NAMING_STRING = 200  # a longer string is prose (a message, a help text), not a name looked up  # a project root that is really a home folder is not read whole
+MAX_FILES = 20000  # a project root that is really a home folder is not read whole
+MAX_NAMING_STRING = 200  # a longer string is prose (a message, a help text), not a name looked up
 
 
 def module_name(path: Path) -> str:

@@ -29,7 +29,6 @@ from detlint.lint.programs import console_scripts
 from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
 from detlint.lint.programs.reach import ImportIndex
-from detlint.lint.stand_ins import OLD_NAMES
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
                                         too_large, too_large_json)
 
@@ -562,7 +561,7 @@ class Linter:
         """DET001 for a file that only Python 3.6 or earlier runs (checked as it reads it). A
         Python 2 file is checked as its Python 3 equivalent; only a program's own file says so
         (a helper module's print statements hide nothing)."""
-        reserved = facts.legacy in OLD_NAMES
+        reserved = facts.legacy in ("async", "await")  # stand_ins.OLD_NAMES (not imported: libcst)
         if facts.legacy is None or not (reserved or entry):
             return []
         rule = self.kb.rules.get("DET001")

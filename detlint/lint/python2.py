@@ -9,13 +9,14 @@ written back: no fix is written into a file read this way.
 """
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
+import warnings
 from typing import Optional
 
 from detlint.lint.files.line_breaks import python_lines
-from detlint.lint.stand_ins import compiles
 
 # tokens after which a name starts a statement
 _STATEMENT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
@@ -155,3 +156,15 @@ def _top_level_comma(tokens: list[tokenize.TokenInfo], start: int) -> Optional[i
         elif depth == 0 and (tok.type == tokenize.NEWLINE or tok.string in (":", ";")):
             return None
     return None
+
+
+def compiles(text: str) -> bool:
+    """Does Python itself accept ``text`` (warnings about odd escapes aside)? Here, not in
+    stand_ins: a warm run reads the facts cache, which names these constructs, without libcst."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

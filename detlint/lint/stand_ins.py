@@ -27,6 +27,7 @@ from typing import Optional
 import libcst as cst
 
 from detlint.lint.files.line_breaks import python_lines
+from detlint.lint.python2 import compiles
 
 MAX_STAND_INS = 8  # each costs a full parse; a file needing more is reported as it is
 
@@ -163,13 +164,3 @@ def keywords_as_names(source: str) -> Optional[tuple[str, str, int, int]]:
     text = "".join(lines)
     return (text,) + first if compiles(text) else None
 
-
-def compiles(text: str) -> bool:
-    """Does Python itself accept ``text`` (warnings about odd escapes aside)?"""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True

@@ -69,6 +69,8 @@ CPU_BLOCKS = "group:cpu-device-blocks"
 RETURNS_RECEIVER = "group:returns-receiver"
 GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-collections"
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
+DATA_SOURCES = "group:data-sources"  # what they return is input data: nothing trainable upstream
+WEIGHT_MAKERS = "group:weight-making-ops"  # tf.layers.dense(x): trained whatever x is
 HOUSEKEEPING = "group:module-housekeeping"  # model.eval(), model.cuda(): no forward pass
 MODULE_IMPORTERS = "group:module-importers"  # importlib.import_module(name): an import by name
 VALUE_MAKERS = "group:value-makers"  # torch.Tensor(...): capitalised, yet no layer or model
@@ -899,7 +901,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             results = {k: v for k, v in spots.items() if v[:2] in kept}
         if ops:  # ops applied to a data batch alone (data_batches.py)
             self.facts.off_gradient.extend(sorted(batch_only_ops(
-                statements, ops, lambda call: loader_constructor(self.qualify(dotted(call.func)), dotted(call.func)))))
+                statements, ops, lambda call: loader_constructor(self.qualify(dotted(call.func)), dotted(call.func)),
+                lambda call: self._in_group(DATA_SOURCES, self.qualify(dotted(call.func)), call),
+                lambda call: self._in_group(WEIGHT_MAKERS, self.qualify(dotted(call.func)), call))))
         if not (ops or results) or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque
                                        for scope in scopes):
             return  # a block whose loss comes from a collection takes gradients its names do not show

@@ -11,8 +11,14 @@ The walk follows one function's (or module's) statements in order. A name holds 
 ``enumerate``/``tqdm``/``zip`` of one) until it is bound to anything else; branches keep only
 what holds on every path, and a loop body is walked twice, so a value the previous iteration
 left behind is not taken for a batch. ``x.requires_grad_()`` or ``x.requires_grad = True`` ends
-it. An op counts only when every positional argument is a batch value and every keyword is a
-batch value or a literal (sizes, modes): unknown values keep the finding.
+it. An op counts only when its first argument is a batch value and every other one is a batch
+value or a literal (sizes, modes): unknown values keep the finding.
+
+A graph-building script holds its batches differently: what a data source returns (the
+knowledge base's ``data-sources`` group: ``tf.placeholder``, the queue batchers, an iterator's
+``get_next()``) is a batch too, and so is an attribute of ``self`` bound to one in the same
+method (``self.x = tf.placeholder(...)``; ``tf.image.resize_images(self.x, dims)``): nothing
+trainable lies upstream of them, so no gradient is taken through an op applied to them alone.
 """
 from __future__ import annotations
 
@@ -50,9 +56,12 @@ class _State:
 
 
 class _Walk:
-    def __init__(self, ops: dict[int, Tag], is_loader_call: Callable[[cst.Call], bool]) -> None:
+    def __init__(self, ops: dict[int, Tag], is_loader_call: Callable[[cst.Call], bool],
+                 is_source_call: Callable[[cst.Call], bool], makes_weights: Callable[[cst.Call], bool]) -> None:
         self.ops = ops
         self.is_loader_call = is_loader_call
+        self.is_source_call = is_source_call
+        self.makes_weights = makes_weights
         self.batch_only: dict[Tag, bool] = {}  # op -> a batch on every visit
 
     # ---- values ----------------------------------------------------------------------------
@@ -76,7 +85,7 @@ class _Walk:
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
             return True
         if isinstance(node, cst.Attribute):
-            return self.batch(node.value, state)
+            return _attribute_key(node) in state.batches or self.batch(node.value, state)
         if isinstance(node, cst.Subscript):
             return self.batch(node.value, state)
         if isinstance(node, cst.BinaryOperation):
@@ -84,6 +93,8 @@ class _Walk:
         if isinstance(node, cst.UnaryOperation):
             return self.batch(node.expression, state)
         if isinstance(node, cst.Call):
+            if self.is_source_call(node):
+                return True
             func = node.func
             if isinstance(func, cst.Attribute) and self.batch(func.value, state):
                 method = func.attr.value
@@ -100,10 +111,13 @@ class _Walk:
         positional = [a for a in node.args if a.keyword is None]
         if not positional or any(a.star for a in positional) or _last_name(node.func)[:1].isupper():
             return False  # a layer's constructor: its input comes later
+        if self.makes_weights(node):
+            return False  # tf.layers.dense(x, 4): its own weights get a gradient
         if not any(_reads(a.value, state.batches) for a in positional):
             return False  # constants alone (from_pretrained("name")) are no batch
-        return all(self.batch(a.value, state) for a in positional) and all(
-            self.batch(a.value, state) or _literal(a.value, state) for a in node.args if a.keyword is not None)
+        # sizes and modes may come positionally too: tf.image.resize_images(x, [h, w])
+        return self.batch(positional[0].value, state) and all(
+            self.batch(a.value, state) or _literal(a.value, state) for a in node.args[1:])
 
     # ---- statements ------------------------------------------------------------------------
     def block(self, statements: Sequence[cst.CSTNode], state: _State) -> _State:
@@ -184,7 +198,7 @@ class _Walk:
                 self.bind(t.value, v.value, self.batch(v.value, state), self.loader(v.value, state), state)
             return
         literal = _literal(value, state)
-        for name in bound_names(target):
+        for name in _bound(target):
             for names, holds in ((state.batches, batch), (state.loaders, loader), (state.literals, literal)):
                 names.discard(name)
                 if holds:
@@ -209,10 +223,12 @@ class _Walk:
 
 
 def batch_only_ops(statements: Sequence[cst.CSTNode], ops: dict[int, Tag],
-                   is_loader_call: Callable[[cst.Call], bool]) -> set[Tag]:
+                   is_loader_call: Callable[[cst.Call], bool],
+                   is_source_call: Callable[[cst.Call], bool] = lambda call: False,
+                   makes_weights: Callable[[cst.Call], bool] = lambda call: False) -> set[Tag]:
     """The tags (values of ``ops``, keyed by ``id`` of their call) whose every input is a data
     batch wherever ``statements`` run them."""
-    walk = _Walk(ops, is_loader_call)
+    walk = _Walk(ops, is_loader_call, is_source_call, makes_weights)
     walk.block(statements, _State())
     return {tag for tag, only in walk.batch_only.items() if only}
 
@@ -225,6 +241,23 @@ def _last_name(node: cst.BaseExpression) -> str:
     return ""
 
 
+def _attribute_key(node: cst.Attribute) -> str:
+    """``self.x`` for an attribute of a plain name, else "" (``a[0].x`` is not followed)."""
+    return f"{node.value.value}.{node.attr.value}" if isinstance(node.value, cst.Name) else ""
+
+
+def _bound(target: cst.BaseExpression) -> list[str]:
+    """What an assignment binds, an attribute of a name (``self.x``) included."""
+    if isinstance(target, cst.Attribute):
+        key = _attribute_key(target)
+        return [key] if key else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound(target.value)
+    return bound_names(target)
+
+
 def _literal(node: cst.BaseExpression, state: _State) -> bool:
     """Sizes, modes and flags: constants, the lists built of them, and names bound to either."""
     return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple, cst.ListComp)) or (
@@ -234,10 +267,14 @@ def _literal(node: cst.BaseExpression, state: _State) -> bool:
 def _reads(node: cst.CSTNode, names: set[str]) -> bool:
     if isinstance(node, cst.Name):
         return node.value in names
+    if isinstance(node, cst.Attribute) and _attribute_key(node) in names:
+        return True
     return any(_reads(child, names) for child in node.children)
 
 
 def _discard_root(node: cst.BaseExpression, state: _State) -> None:
+    if isinstance(node, cst.Attribute):
+        state.batches.discard(_attribute_key(node))
     while isinstance(node, (cst.Attribute, cst.Subscript)):
         node = node.value
     if isinstance(node, cst.Name):

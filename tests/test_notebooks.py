@@ -328,3 +328,33 @@ def test_automagics_and_a_cell_indented_from_its_first_line_are_python_to_ipytho
     assert {d.code for d in diags} == {"DET101"}
     broken = write_notebook(tmp_path / "broken.ipynb", ["import tensorflow as tf", "ls = [1,"])
     assert [d.code for d in make_linter("2.21", root=tmp_path).run([broken]).diagnostics] == ["DET001"]
+
+
+def test_a_python2_notebook_is_checked_as_its_python3_equivalent_and_never_fixed(tmp_path: Path) -> None:
+    """Cells of a Python 2 kernel (`print "step", i`) are read as Python 3 (lint/python2.py): their
+    seeds and ops count; one DET001 says so at the first such construct, and no fix is written."""
+    cells = ["import numpy as np\nimport tensorflow as tf\nprint \"TF\", tf.__version__",
+             "x = tf.placeholder(tf.float32, [None, 4])\nw = tf.Variable(tf.random_normal([4, 2]))\n"
+             "loss = tf.reduce_mean(tf.matmul(x, w))\nopt = tf.train.AdamOptimizer().minimize(loss)",
+             "sess = tf.Session()\nfor i in range(3):\n    batch = np.random.rand(8, 4)\n"
+             "    sess.run(opt, {x: batch})\n    print \"step %d\" % i"]
+    nb = write_notebook(tmp_path / "py2.ipynb", cells)
+    diags = make_linter("1.15", root=tmp_path).run([nb]).diagnostics
+    found = sorted((d.cell, d.line, d.code) for d in diags)
+    assert found == [(1, 3, "DET001"), (2, 2, "DET101"), (3, 3, "DET103")], [d.message for d in diags]
+    assert "written for Python 2 (a print statement)" in [d for d in diags if d.code == "DET001"][0].message
+    before = nb.read_text()
+    subprocess.run([sys.executable, "-m", "detlint", "py2.ipynb", "--isolated", "--tf-version", "1.15", "--fix",
+                    "--unsafe-fixes"], cwd=tmp_path, capture_output=True)
+    assert nb.read_text() == before
+
+
+def test_a_bracket_inside_a_docstring_does_not_hide_the_magics_after_it(tmp_path: Path) -> None:
+    """An unclosed bracket in a cell's docstring (`@author (mail`) is text: the `%matplotlib` line
+    after it is still a magic, and the cell is checked."""
+    cells = ['"""\n A tutorial\n @author (someone@example.com\n"""\nimport tensorflow as tf\n%matplotlib inline  \n'
+             'y = tf.random.normal([2])',
+             "tf.keras.Sequential([tf.keras.layers.Dense(1)]).fit(x, y)"]
+    nb = write_notebook(tmp_path / "doc.ipynb", cells)
+    diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
+    assert [(d.cell, d.line, d.code) for d in diags] == [(1, 7, "DET101")], [d.message for d in diags]

@@ -106,6 +106,8 @@ def facts_for_file(kb: KnowledgeBase, path: Path, data: Optional[bytes] = None, 
     facts = collect_text(kb, path, source.text, 0 if notebook is not None else max_bytes, links)
     if notebook is not None:
         facts.runtime = notebook.runtime
+        if notebook.legacy is not None and facts.legacy is None:  # Python 2 cells: checked, never fixed
+            facts.legacy, facts.legacy_line, facts.legacy_col = notebook.legacy
     return facts, notebook
 
 

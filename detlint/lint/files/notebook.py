@@ -19,6 +19,7 @@ from typing import Any, Optional
 from detlint.lint.files.cell_lines import join_like, split_lines
 from detlint.lint.files.notebook_json import source_json, source_spans, splice
 from detlint.lint.ftypes import quiet_compile
+from detlint.lint.python2 import python3_text
 
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 ENV_ASSIGN = re.compile(r"environ\[['\"](?P<name>\w+)['\"]\]\s*=\s*['\"](?P<value>[^'\"]*)['\"]")
@@ -43,6 +44,11 @@ class Notebook:
     generated: dict[int, str] = field(default_factory=dict)  # %env lines as the Python we parsed
     dedent: dict[int, int] = field(default_factory=dict)  # cell index -> indent IPython stripped
     cell_errors: list[tuple[int, int, str]] = field(default_factory=list)  # (cell index, line, reason)
+    # cells of a Python 2 kernel's notebook, read as their Python 3 equivalent (python2.py), and
+    # the first such construct: (its name, program line, column)
+    python2_cells: set[int] = field(default_factory=set)
+    legacy: Optional[tuple[str, int, int]] = None
+    _first_python2: Optional[tuple[str, int, int]] = field(default=None, repr=False)  # of the cell being read
     tag: str = "__detlint"  # marker stem, unique to this notebook's text
 
     @property
@@ -90,14 +96,19 @@ class Notebook:
             self.code_cells.append(index)
             lines.append(f"# {self.tag}_cell_{index}__")
             self.line_map.append((index, 0))
+            self._first_python2 = None
             if not _is_text(cell.get("source", "")):  # reported for this cell; the others are checked
                 self.cell_errors.append((index, 1, NOT_TEXT))
                 lines.append("# __detlint_unparsable_cell__")
                 self.line_map.append((index, 1))
                 continue
+            start = len(lines)  # the program line before the cell's first
             for number, line in enumerate(self._cell_program(index, cell_text(cell)), start=1):
                 lines.append(line)
                 self.line_map.append((index, number))
+            if self._first_python2 is not None and self.legacy is None:
+                construct, line, col = self._first_python2
+                self.legacy = (construct, start + line, col)
         self.source = "\n".join(lines) + "\n"
 
     def _cell_program(self, index: int, text: str) -> list[str]:
@@ -114,6 +125,12 @@ class Notebook:
         try:
             quiet_compile("\n".join(lines) + "\n", f"<cell {index + 1}>")
         except SyntaxError as exc:
+            # a Python 2 kernel's cell (`print "step", i`): its Python 3 equivalent, same lines
+            old = python3_text("\n".join(lines) + "\n")
+            if old is not None and len(old[0].split("\n")) == len(lines) + 1:
+                self.python2_cells.add(index)
+                self._first_python2 = (old[1], old[2], old[3])
+                return old[0].split("\n")[:-1]
             self.cell_errors.append((index, exc.lineno or 1, exc.msg))
             return ["# __detlint_unparsable_cell__"] * len(lines)
         except (ValueError, RecursionError) as exc:
@@ -130,7 +147,12 @@ class Notebook:
         in_magic = False  # a magic or shell line continued with a backslash
         magic_indent = ""
         depth = 0  # open brackets: a line starting with % inside them is the modulo operator
+        quote: Optional[str] = None  # the triple quote of a string still open: its lines are text
         for number, line in enumerate(raw_lines):
+            if quote is not None:
+                out.append(line)
+                quote, _ = _open_string(line, quote)
+                continue
             stripped = line.lstrip()
             indent = line[: len(line) - len(stripped)]
             continued = number > 0 and raw_lines[number - 1].rstrip().endswith("\\")
@@ -143,7 +165,8 @@ class Notebook:
                 out.append(self._magic("", line))  # %%bash, %%writefile: not Python at all
             elif depth > 0 or continued:
                 out.append(line)
-                depth = max(depth + _bracket_balance(line), 0)
+                quote, code_end = _open_string(line, None)
+                depth = max(depth + _bracket_balance(line[:code_end]), 0)
                 continue
             elif ENV_MAGIC.match(line):
                 match = ENV_MAGIC.match(line)
@@ -166,7 +189,8 @@ class Notebook:
                 in_magic = line.rstrip().endswith("\\")
             else:
                 out.append(line)
-                depth = max(depth + _bracket_balance(line), 0)
+                quote, code_end = _open_string(line, None)
+                depth = max(depth + _bracket_balance(line[:code_end]), 0)
         return out
 
     def _magic(self, indent: str, line: str) -> str:
@@ -199,7 +223,7 @@ class Notebook:
         file's own layout; each kept line ends as it did, and a line a fix adds as the line before it.
         A cell whose lines the fixes left as they were is not rewritten at all."""
         cells, before = self._cell_lines(fixed), self._cell_lines(self.source)
-        broken = {index for index, _, _ in self.cell_errors}
+        broken = {index for index, _, _ in self.cell_errors} | self.python2_cells
         try:
             spans = source_spans(self.raw)
         except ValueError as exc:
@@ -291,6 +315,33 @@ def _automagic(stripped: str) -> bool:
     except (ValueError, RecursionError):
         return False
     return False
+
+
+def _open_string(line: str, quote: Optional[str]) -> tuple[Optional[str], int]:
+    """The triple quote still open at the end of ``line`` (None when every string closes) and
+    where it opened (the code before it is the line's code). ``quote``: one open before it."""
+    i, start = 0, len(line)
+    while i < len(line):
+        if quote is not None:
+            end = line.find(quote, i)
+            if end < 0:
+                return quote, start
+            i, quote, start = end + 3, None, len(line)
+            continue
+        char = line[i]
+        if char == "#":
+            break
+        if line.startswith(('"""', "'''"), i):
+            quote, start = line[i:i + 3], i
+            i += 3
+        elif char in "'\"":  # a one-line string: skip to its closing quote
+            i += 1
+            while i < len(line) and line[i] != char:
+                i += 2 if line[i] == "\\" else 1
+            i += 1
+        else:
+            i += 1
+    return quote, start
 
 
 def _bracket_balance(line: str) -> int:

@@ -271,7 +271,9 @@ class Evaluator:
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
-        once: dict[tuple[str, str], list[Diagnostic]] = {}  # (rule, op) -> findings of a status fixed once
+        # findings that share one fix, the first standing for the others: the ops of a status fixed
+        # once for the program (an upgrade), and the calls of one op with the same advice
+        once: dict[tuple[str, ...], list[tuple[Diagnostic, str]]] = {}
         # (one-per-value key, scope, matched value) -> the first finding, and what else that value seeds
         per_value: dict[tuple[str, Optional[str], str], tuple[Diagnostic, list[str]]] = {}
         for hit in facts.hits:
@@ -335,17 +337,17 @@ class Evaluator:
                         message = render(rule.message, api=pretty(hit.api), op=op.title, note=note,
                                          workaround=status.workaround or op.workaround, version=self.version(op))
                         # a call the op's rewrite fixes where it is (bias_add -> x + b) keeps its own finding
-                        grouped = status.once and not self._rewritable(key, hit)
-                        if grouped and (rule.code, key) in once:
-                            once[(rule.code, key)].append(self._diagnostic(rule, message, display, hit))
+                        group = (rule.code, "once", str(status.versions)) \
+                            if status.once and not self._rewritable(key, hit) else None
+                        if group is not None and group in once:
+                            once[group].append((self._diagnostic(rule, message, display, hit), pretty(hit.api)))
                             continue
                         out.append(self._diagnostic(rule, message, display, hit))
-                        if grouped:
-                            once[(rule.code, key)] = [out[-1]]
-        for first, *more in once.values():
-            if more:  # the fix is the program's (an upgrade): the first call stands for the others
-                lines = ", ".join(str(d.line) for d in more[:5]) + (", ..." if len(more) > 5 else "")
-                first.message += f" (also at line{'s' if len(more) > 1 else ''} {lines} of this file)"
+                        if group is not None:
+                            once[group] = [(out[-1], pretty(hit.api))]
+        for (first, api), *more in once.values():
+            if more:  # one fix for all of them: the first call stands for the others
+                first.message += _also_at(api, more, notebook=display.endswith(".ipynb"))
         for first, others in per_value.values():
             if others:
                 what, sep, rest = first.message.partition("; ")  # the aside belongs to the what: it names places
@@ -866,6 +868,18 @@ def _untrained(name: str, after: int, assigned: list[tuple[str, int, int, int, i
         if th.hit.line > after and (rebound is None or th.hit.line < rebound):
             return False
     return True
+
+
+def _also_at(api: str, more: list[tuple[Diagnostic, str]], notebook: bool) -> str:
+    """`` (also at lines 7, 9 of this file)``; other ops named (`` (also tf.nn.max_pool at line
+    7 ...)``). A notebook's lines are those of its joined cells, no place a reader knows: counted."""
+    if notebook:
+        return f" (and {len(more)} more place{'s' if len(more) > 1 else ''} in this notebook)"
+    tail = f"{', ...' if len(more) > 5 else ''} of this file)"
+    if all(other == api for _, other in more):
+        lines = ", ".join(str(d.line) for d, _ in more[:5])
+        return f" (also at line{'s' if len(more) > 1 else ''} {lines}{tail}"
+    return " (also " + ", ".join(f"{other} at line {d.line}" for d, other in more[:5]) + tail
 
 
 def _evaluation_data(facts: Optional[FileFacts], hit: Hit) -> bool:

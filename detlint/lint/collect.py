@@ -42,7 +42,7 @@ from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.positions import Span, positions
 from detlint.lint.walk import walk
 from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
-from detlint.lint.programs.program import CONFIGURED, MAIN_GUARD, MERGED, SPELLED, TABLE_ITEM
+from detlint.lint.programs.program import CONFIGURED, EVALUATED, MAIN_GUARD, MERGED, SPELLED, TABLE_ITEM
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -348,6 +348,19 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if written is None or not self.external(written, root):
                 return f"{rest}.{node.attr.value}"
         return None
+
+    def evaluated_option(self, func: cst.BaseExpression) -> Optional[tuple[str, str]]:
+        """``eval(opt.model).Model`` -> ("model", "Model"); ``eval(args.net)`` -> ("net", ""):
+        a name spelled by an option's value, and the attributes taken of it."""
+        rest: list[str] = []
+        while isinstance(func, cst.Attribute):
+            rest.insert(0, func.attr.value)
+            func = func.value
+        if not (isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "eval"
+                and len(func.args) == 1 and self.qualify("eval") in (None, "builtins.eval")):
+            return None
+        option = self.option_read(func.args[0].value)
+        return (option, ".".join(rest)) if option else None
 
     def looked_up_option(self, func: cst.BaseExpression) -> Optional[str]:
         """The option that names what ``getattr(m, args.arch)`` or ``m.__dict__[opts.model]``
@@ -1893,6 +1906,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.note_config_files(node)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
+        elif self.evaluated_option(node.func) is not None:
+            # eval(opt.model).Model(opt): what the option's default names (program.py)
+            option, rest = self.evaluated_option(node.func)  # type: ignore[misc]
+            self.facts.calls.append(CallSite(f"{EVALUATED}{rest}", line, col, self.current_scope, no_grad, inference,
+                                             untaped, key=option))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
             # Trainer(cfg).run_loop(): a method of the object just made (of a project class)
             made = dotted(node.func.value.func)
@@ -1901,6 +1919,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 after = self.pos(node.func.value)[2:]  # it runs after the constructor, not before
                 self.facts.calls.append(CallSite(f"{made_qual or made}.{node.func.attr.value}", *after,
                                                  self.current_scope, no_grad, inference, untaped))
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Subscript) \
+                and isinstance(node.func.value.value, cst.Name) and self.current_scope is not None:
+            # model_dict = {"conv": Conv, ...}; model_dict[args.model].Model(args): that name in
+            # any module (or class) the dict written in the function holds
+            for ref in self.dict_refs(self.bound_values(node.func.value.value.value)[-1:]):
+                self.facts.calls.append(CallSite(f"{ref}.{node.func.attr.value}", line, col, self.current_scope,
+                                                 no_grad, inference, untaped))
         elif self.namespace_lookup(node.func):
             # getattr(models, cfg.arch)(...), models.__dict__[name](...): one of the module's callables
             self.facts.calls.append(CallSite(f"{self.namespace_lookup(node.func)}.*", line, col, self.current_scope,

@@ -27,6 +27,8 @@ CONFIGURED = "<configured>.*"  # a call target: one of the classes the project's
 # a call target's prefix: a method of an object made by a call no one can see into, which may be
 # the project class the variable's name spells (``trainer.train()`` -> ``Trainer.train``)
 SPELLED = "<spelled>"
+# eval(opt.model).Model(opt): the name an option's default spells, then the rest of the call
+EVALUATED = "<evaluated>"
 # a made-by suffix: an object of one of the classes a table holds (``Trainer = train_factory[task]``)
 TABLE_ITEM = "[]"
 
@@ -684,6 +686,17 @@ class ProgramBuilder:
                     program.choices[(path, site.line)] = f"one of {len(chosen)} classes of {table.rsplit('.', 1)[-1]}"
                 for found, cls in chosen:
                     yield found[0], found[1], cls
+                return
+            if name.startswith(EVALUATED) and hops < MAX_REEXPORTS:
+                # eval(opt.model).Model(opt), --model defaults to "Pyraformer" (a module imported
+                # as that name, or a function or class of this file): that name's Model
+                default = options.get(site.key) if site.key and site.key not in unsettled else None
+                if isinstance(default, str) and default.isidentifier():
+                    rest = name[len(EVALUATED):]
+                    spelled = facts.exports.get(default, default)
+                    program.choices[(path, site.line)] = f"--{site.key} defaults to {default}"
+                    yield from targets(path, facts, CallSite(f"{spelled}.{rest}" if rest else spelled, site.line,
+                                                             site.col, site.scope), receiver, hops + 1, seen)
                 return
             if name.startswith(SPELLED):
                 # candidates are read, not made part of the program: only the class chosen is

@@ -133,6 +133,13 @@ def test_requirement_lines_are_read_as_pip_reads_them(tmp_path: Path, text: str,
     assert found is None or note in found[1]
 
 
+@pytest.mark.parametrize("name", ["REQUIREMENTS.txt", "Requirements-gpu.txt"])
+def test_a_requirements_file_is_read_whatever_the_case_of_its_name(tmp_path: Path, name: str) -> None:
+    write(tmp_path, {name: "tensorflow==2.4.1\n"})
+    found = pinned_tf_version(tmp_path, print)
+    assert found is not None and str(found[0]) == "2.4" and name in found[1]
+
+
 def test_a_pytorch_pin_before_the_oldest_known_release_is_checked_there(tmp_path: Path) -> None:
     write(tmp_path, {"requirements.txt": "torch==0.4.1\n"})
     assert pinned_framework_version(tmp_path, "torch", print)[0] == Version(1, 0)

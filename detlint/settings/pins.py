@@ -25,6 +25,8 @@ from detlint.run_inputs import names_matching
 
 TF_DISTRIBUTIONS = framework("tensorflow").distributions
 DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml", "Pipfile")
+# requirements.txt in any case (REQUIREMENTS.txt, Requirements.txt: pip reads whatever it is given)
+REQUIREMENTS_GLOB = "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in "requirements*.txt")
 MAX_BYTES = 1 << 20
 
 Warn = Callable[[str], None]
@@ -32,7 +34,7 @@ Warn = Callable[[str], None]
 
 def has_dependency_file(folder: Path) -> bool:
     """Asked of every folder above a checked path: only what matches is an input of a replay."""
-    return any((folder / name).is_file() for name in DEPENDENCY_FILES) or bool(names_matching(folder, "requirements*.txt"))
+    return any((folder / name).is_file() for name in DEPENDENCY_FILES) or bool(names_matching(folder, REQUIREMENTS_GLOB))
 
 
 def version_root(start: Path, project_root: Path) -> Path:
@@ -196,7 +198,7 @@ def requirement_lines(folder: Path, warn: Warn) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if (folder / "pyproject.toml").is_file():
         found.extend((d, "pyproject.toml") for d in pyproject_requirements(folder / "pyproject.toml", warn))
-    for req in sorted(folder.glob("requirements*.txt")):
+    for req in sorted(folder.glob(REQUIREMENTS_GLOB)):
         found.extend(_requirements_file(req, folder, req.name))
     for name, reader in (("setup.py", setup_py_requirements), ("setup.cfg", str.splitlines),
                          ("environment.yml", conda_requirements), ("environment.yaml", conda_requirements)):

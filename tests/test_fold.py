@@ -66,3 +66,21 @@ def test_one_varying_seed_is_one_finding_and_fix_still_fixes_every_seeder(tmp_pa
     text = (tmp_path / "train.py").read_text()
     assert "random.seed(42)" in text and "np.random.seed(42)" in text and "torch.manual_seed(42)" in text, \
         (fixed.stdout, fixed.stderr, text)
+
+
+def test_ops_fixed_by_one_upgrade_fold_into_one_finding_that_names_each_call_once(tmp_path: Path) -> None:
+    """Before TF 1.14 convolution, max-pooling and the layers' bias_add share one fix (an
+    upgrade): one DET202 stands for them, naming the others; tf.layers.conv2d matches two of
+    these ops (its convolution and its bias) and is named once."""
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\n\ntf.set_random_seed(0)\nx = tf.placeholder(tf.float32, [None, 8, 8, 1])\n"
+        "h = tf.nn.conv2d(x, tf.get_variable('w', [3, 3, 1, 4]), [1, 1, 1, 1], 'SAME')\n"
+        "h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], 'SAME')\n"
+        "h = tf.layers.conv2d(h, 4, 3)\n"
+        "train_op = tf.train.AdamOptimizer().minimize(tf.reduce_mean(h))\n")
+    result = detlint_here(["--no-cache", "--isolated", "--tf-version", "1.13", "--output-format", "json",
+                           "train.py"], tmp_path)
+    import json
+    found = [d for d in json.loads(result.stdout) if d["code"] == "DET202"]
+    assert [d["location"]["row"] for d in found] == [5], found
+    assert found[0]["message"].endswith("(also tf.nn.max_pool at line 6, tf.layers.conv2d at line 7 of this file)")

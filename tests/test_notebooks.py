@@ -344,8 +344,9 @@ def test_a_python2_notebook_is_checked_as_its_python3_equivalent_and_never_fixed
     assert found == [(1, 3, "DET001"), (2, 2, "DET101"), (3, 3, "DET103")], [d.message for d in diags]
     assert "written for Python 2 (a print statement)" in [d for d in diags if d.code == "DET001"][0].message
     before = nb.read_text()
-    subprocess.run([sys.executable, "-m", "detlint", "py2.ipynb", "--isolated", "--tf-version", "1.15", "--fix",
-                    "--unsafe-fixes"], cwd=tmp_path, capture_output=True)
+    done = subprocess.run([sys.executable, "-m", "detlint", "py2.ipynb", "--isolated", "--tf-version", "1.15",
+                           "--fix", "--unsafe-fixes"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr  # findings remain, no crash
     assert nb.read_text() == before
 
 

@@ -340,7 +340,9 @@ class Evaluator:
                         group = (rule.code, "once", str(status.versions)) \
                             if status.once and not self._rewritable(key, hit) else None
                         if group is not None and group in once:
-                            once[group].append((self._diagnostic(rule, message, display, hit), pretty(hit.api)))
+                            if all((d.line, d.col) != (hit.line, hit.col) for d, _ in once[group]):
+                                # (a call two of the ops match, slim.conv2d: named once)
+                                once[group].append((self._diagnostic(rule, message, display, hit), pretty(hit.api)))
                             continue
                         out.append(self._diagnostic(rule, message, display, hit))
                         if group is not None:

@@ -19,6 +19,9 @@ knowledge base's ``data-sources`` group: ``tf.placeholder``, the queue batchers,
 ``get_next()``) is a batch too, and so is an attribute of ``self`` bound to one in the same
 method (``self.x = tf.placeholder(...)``; ``tf.image.resize_images(self.x, dims)``): nothing
 trainable lies upstream of them, so no gradient is taken through an op applied to them alone.
+Unless a gradient is taken with respect to them (``tf.gradients(loss, x)``, ``tape.watch(x)``:
+an adversarial step, a gradient penalty), and until a method of ``self`` is called (it may
+rebind ``self.x``).
 """
 from __future__ import annotations
 
@@ -63,6 +66,7 @@ class _Walk:
         self.is_source_call = is_source_call
         self.makes_weights = makes_weights
         self.batch_only: dict[Tag, bool] = {}  # op -> a batch on every visit
+        self.differentiated: set[str] = set()  # tf.gradients(loss, x), tape.watch(x): never a batch
 
     # ---- values ----------------------------------------------------------------------------
     def loader(self, node: cst.BaseExpression, state: _State) -> bool:
@@ -81,11 +85,14 @@ class _Walk:
 
     def batch(self, node: cst.BaseExpression, state: _State) -> bool:
         if isinstance(node, cst.Name):
-            return node.value in state.batches
+            return node.value in state.batches and node.value not in self.differentiated
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
             return True
         if isinstance(node, cst.Attribute):
-            return _attribute_key(node) in state.batches or self.batch(node.value, state)
+            key = _attribute_key(node)
+            if key in self.differentiated:
+                return False
+            return key in state.batches or self.batch(node.value, state)
         if isinstance(node, cst.Subscript):
             return self.batch(node.value, state)
         if isinstance(node, cst.BinaryOperation):
@@ -117,7 +124,7 @@ class _Walk:
             return False  # constants alone (from_pretrained("name")) are no batch
         # sizes and modes may come positionally too: tf.image.resize_images(x, [h, w])
         return self.batch(positional[0].value, state) and all(
-            self.batch(a.value, state) or _literal(a.value, state) for a in node.args[1:])
+            self.batch(a.value, state) or _constant(a.value, state) for a in node.args[1:])
 
     # ---- statements ------------------------------------------------------------------------
     def block(self, statements: Sequence[cst.CSTNode], state: _State) -> _State:
@@ -176,8 +183,9 @@ class _Walk:
             self.bind(node.target, node.value, self.batch(node.value, state), self.loader(node.value, state), state)
         elif isinstance(node, cst.AugAssign):
             self.visit_ops(node.value, state)
-            if isinstance(node.target, cst.Name) and not self.batch(node.value, state):
-                state.batches.discard(node.target.value)
+            if not self.batch(node.value, state):
+                for name in _bound(node.target):
+                    state.batches.discard(name)
         elif isinstance(node, cst.Expr):
             self.visit_ops(node.value, state)
             call = node.value
@@ -214,6 +222,8 @@ class _Walk:
             self.batch_only[tag] = self.batch_only.get(tag, True) and self.op_on_batch(node, state)
         for child in node.children:
             self.visit_ops(child, state)
+        if isinstance(node, cst.Call) and _calls_self(node):  # self._add_noise() may rebind self.x
+            state.batches -= {name for name in state.batches if name.startswith("self.")}
 
     def mark_unknown(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Call) and id(node) in self.ops:
@@ -229,6 +239,7 @@ def batch_only_ops(statements: Sequence[cst.CSTNode], ops: dict[int, Tag],
     """The tags (values of ``ops``, keyed by ``id`` of their call) whose every input is a data
     batch wherever ``statements`` run them."""
     walk = _Walk(ops, is_loader_call, is_source_call, makes_weights)
+    walk.differentiated = differentiated_inputs(statements)
     walk.block(statements, _State())
     return {tag for tag, only in walk.batch_only.items() if only}
 
@@ -262,6 +273,55 @@ def _literal(node: cst.BaseExpression, state: _State) -> bool:
     """Sizes, modes and flags: constants, the lists built of them, and names bound to either."""
     return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple, cst.ListComp)) or (
         isinstance(node, cst.Name) and (node.value in ("True", "False", "None") or node.value in state.literals))
+
+
+def _constant(node: cst.BaseExpression, state: _State) -> bool:
+    """A size or a mode: a number, a string, a name bound to sizes, or a list or tuple of them."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _constant(e.value, state) for e in node.elements)
+    if isinstance(node, cst.BinaryOperation):
+        return _constant(node.left, state) and _constant(node.right, state)
+    return _literal(node, state)  # a name bound to a list, a comprehension of sizes
+
+
+def _calls_self(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) \
+        and call.func.value.value == "self"
+
+
+def differentiated_inputs(statements: Sequence[cst.CSTNode]) -> set[str]:
+    """What a gradient is taken with respect to (``tf.gradients(loss, x)``, ``tape.gradient(loss,
+    x)``, ``tape.watch(x)``): input data that is differentiated after all (adversarial steps,
+    gradient penalties), by name or ``self.x``."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+            name = _last_name(node.func)
+            args = [a for a in node.args if not a.star]
+            if name == "watch":
+                wrt = args[:1]
+            elif name in ("gradients", "gradient"):
+                wrt = [a for i, a in enumerate(args) if (a.keyword is None and i >= 1) or (
+                    a.keyword is not None and a.keyword.value in ("xs", "sources"))]
+            else:
+                wrt = []
+            for arg in wrt:
+                out |= _keys_read(arg.value)
+        stack.extend(node.children)
+    return out
+
+
+def _keys_read(node: cst.CSTNode) -> set[str]:
+    """The names and ``self.x`` attributes an expression reads."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute) and _attribute_key(node):
+        return {_attribute_key(node)}
+    return {key for child in node.children for key in _keys_read(child)}
 
 
 def _reads(node: cst.CSTNode, names: set[str]) -> bool:

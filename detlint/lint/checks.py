@@ -271,8 +271,8 @@ class Evaluator:
         off_gradient = set(facts.off_gradient)
         op_rules = [r for r in self.kb.rules.values() if r.scope == "file" and r.ops_status
                     and (training or not r.training)]
-        # findings that share one fix, the first standing for the others: the ops of a status fixed
-        # once for the program (an upgrade), and the calls of one op with the same advice
+        # the ops of a status fixed once for the program (an upgrade): one finding per file and
+        # status, the first call standing for the others
         once: dict[tuple[str, ...], list[tuple[Diagnostic, str]]] = {}
         # (one-per-value key, scope, matched value) -> the first finding, and what else that value seeds
         per_value: dict[tuple[str, Optional[str], str], tuple[Diagnostic, list[str]]] = {}

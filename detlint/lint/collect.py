@@ -71,6 +71,7 @@ GRADIENT_TARGETS, LOSS_COLLECTIONS = "group:gradient-targets", "group:loss-colle
 NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-calls"
 DATA_SOURCES = "group:data-sources"  # what they return is input data: nothing trainable upstream
 WEIGHT_MAKERS = "group:weight-making-ops"  # tf.layers.dense(x): trained whatever x is
+DIFFERENTIATED = "group:differentiated-inputs"  # tf.gradients(loss, x), tape.watch(x)
 HOUSEKEEPING = "group:module-housekeeping"  # model.eval(), model.cuda(): no forward pass
 MODULE_IMPORTERS = "group:module-importers"  # importlib.import_module(name): an import by name
 VALUE_MAKERS = "group:value-makers"  # torch.Tensor(...): capitalised, yet no layer or model
@@ -916,7 +917,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.off_gradient.extend(sorted(batch_only_ops(
                 statements, ops, lambda call: loader_constructor(self.qualify(dotted(call.func)), dotted(call.func)),
                 lambda call: self._in_group(DATA_SOURCES, self.qualify(dotted(call.func)), call),
-                lambda call: self._in_group(WEIGHT_MAKERS, self.qualify(dotted(call.func)), call))))
+                lambda call: self._in_group(WEIGHT_MAKERS, self.qualify(dotted(call.func)), call),
+                lambda call: self.named_args(DIFFERENTIATED, call))))
         if not (ops or results) or any(scope in self.paths.blocks and self.paths.blocks[scope].opaque
                                        for scope in scopes):
             return  # a block whose loss comes from a collection takes gradients its names do not show
@@ -960,7 +962,11 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             bool(self.group_matchers(NO_GRADIENT, node))
 
     def gradient_args(self, node: cst.Call) -> Optional[list[cst.BaseExpression]]:
-        matchers = self.group_matchers(INDEX_TAKING, node)
+        return self.named_args(INDEX_TAKING, node)
+
+    def named_args(self, group: str, node: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        """The arguments ``group``'s matchers of ``node`` name in ``gradient-args`` (None: no match)."""
+        matchers = self.group_matchers(group, node)
         if not matchers:
             return None
         found = (argument(node, name, pos) for m in matchers for name, pos in m.gradient_args.items())
@@ -1906,11 +1912,10 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.note_config_files(node)
         if name and not self.external(qual, name):
             self.facts.calls.append(CallSite(qual or name, line, col, self.current_scope, no_grad, inference, untaped))
-        elif self.evaluated_option(node.func) is not None:
+        elif (evaluated := self.evaluated_option(node.func)) is not None:
             # eval(opt.model).Model(opt): what the option's default names (program.py)
-            option, rest = self.evaluated_option(node.func)  # type: ignore[misc]
-            self.facts.calls.append(CallSite(f"{EVALUATED}{rest}", line, col, self.current_scope, no_grad, inference,
-                                             untaped, key=option))
+            self.facts.calls.append(CallSite(f"{EVALUATED}{evaluated[1]}", line, col, self.current_scope, no_grad,
+                                             inference, untaped, key=evaluated[0]))
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
             # Trainer(cfg).run_loop(): a method of the object just made (of a project class)
             made = dotted(node.func.value.func)

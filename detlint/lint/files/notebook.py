@@ -48,7 +48,6 @@ class Notebook:
     # the first such construct: (its name, program line, column)
     python2_cells: set[int] = field(default_factory=set)
     legacy: Optional[tuple[str, int, int]] = None
-    _first_python2: Optional[tuple[str, int, int]] = field(default=None, repr=False)  # of the cell being read
     tag: str = "__detlint"  # marker stem, unique to this notebook's text
 
     @property
@@ -96,24 +95,25 @@ class Notebook:
             self.code_cells.append(index)
             lines.append(f"# {self.tag}_cell_{index}__")
             self.line_map.append((index, 0))
-            self._first_python2 = None
             if not _is_text(cell.get("source", "")):  # reported for this cell; the others are checked
                 self.cell_errors.append((index, 1, NOT_TEXT))
                 lines.append("# __detlint_unparsable_cell__")
                 self.line_map.append((index, 1))
                 continue
             start = len(lines)  # the program line before the cell's first
-            for number, line in enumerate(self._cell_program(index, cell_text(cell)), start=1):
+            program, python2 = self._cell_program(index, cell_text(cell))
+            for number, line in enumerate(program, start=1):
                 lines.append(line)
                 self.line_map.append((index, number))
-            if self._first_python2 is not None and self.legacy is None:
-                construct, line, col = self._first_python2
+            if python2 is not None and self.legacy is None:
+                construct, line, col = python2
                 self.legacy = (construct, start + line, col)
         self.source = "\n".join(lines) + "\n"
 
-    def _cell_program(self, index: int, text: str) -> list[str]:
+    def _cell_program(self, index: int, text: str) -> tuple[list[str], Optional[tuple[str, int, int]]]:
         """One cell as Python: magics replaced, a common indent removed (IPython accepts it);
-        a cell that still does not parse is blanked and reported on its own (DET001)."""
+        a cell that still does not parse is blanked and reported on its own (DET001). With it,
+        a Python 2 cell's first Python 2 construct (name, line, column), else None."""
         lines = self._python_lines(text)
         # IPython's leading_indent: the first line's indentation is removed from every line that
         # starts with it (a pasted block, or a cell indented by mistake, still runs)
@@ -129,14 +129,13 @@ class Notebook:
             old = python3_text("\n".join(lines) + "\n")
             if old is not None and len(old[0].split("\n")) == len(lines) + 1:
                 self.python2_cells.add(index)
-                self._first_python2 = (old[1], old[2], old[3])
-                return old[0].split("\n")[:-1]
+                return old[0].split("\n")[:-1], (old[1], old[2], old[3])
             self.cell_errors.append((index, exc.lineno or 1, exc.msg))
-            return ["# __detlint_unparsable_cell__"] * len(lines)
+            return ["# __detlint_unparsable_cell__"] * len(lines), None
         except (ValueError, RecursionError) as exc:
             self.cell_errors.append((index, 1, str(exc)))
-            return ["# __detlint_unparsable_cell__"] * len(lines)
-        return lines
+            return ["# __detlint_unparsable_cell__"] * len(lines), None
+        return lines, None
 
     def _python_lines(self, text: str) -> list[str]:
         raw_lines, _ = split_lines(text)  # CR, LF and CRLF: each a line of the program, as Python counts

@@ -235,11 +235,14 @@ class _Walk:
 def batch_only_ops(statements: Sequence[cst.CSTNode], ops: dict[int, Tag],
                    is_loader_call: Callable[[cst.Call], bool],
                    is_source_call: Callable[[cst.Call], bool] = lambda call: False,
-                   makes_weights: Callable[[cst.Call], bool] = lambda call: False) -> set[Tag]:
+                   makes_weights: Callable[[cst.Call], bool] = lambda call: False,
+                   differentiates: Callable[[cst.Call], Optional[list[cst.BaseExpression]]] = lambda call: None,
+                   ) -> set[Tag]:
     """The tags (values of ``ops``, keyed by ``id`` of their call) whose every input is a data
-    batch wherever ``statements`` run them."""
+    batch wherever ``statements`` run them. ``differentiates``: what a call takes a gradient with
+    respect to (the knowledge base's ``differentiated-inputs``)."""
     walk = _Walk(ops, is_loader_call, is_source_call, makes_weights)
-    walk.differentiated = differentiated_inputs(statements)
+    walk.differentiated = differentiated_inputs(statements, differentiates)
     walk.block(statements, _State())
     return {tag for tag, only in walk.batch_only.items() if only}
 
@@ -289,28 +292,20 @@ def _calls_self(call: cst.Call) -> bool:
         and call.func.value.value == "self"
 
 
-def differentiated_inputs(statements: Sequence[cst.CSTNode]) -> set[str]:
-    """What a gradient is taken with respect to (``tf.gradients(loss, x)``, ``tape.gradient(loss,
-    x)``, ``tape.watch(x)``): input data that is differentiated after all (adversarial steps,
-    gradient penalties), by name or ``self.x``."""
+def differentiated_inputs(statements: Sequence[cst.CSTNode],
+                          differentiates: Callable[[cst.Call], Optional[list[cst.BaseExpression]]]) -> set[str]:
+    """What a gradient is taken with respect to (``tf.gradients(loss, x)``, ``tape.watch(x)``):
+    input data that is differentiated after all (adversarial steps, gradient penalties), by name
+    or ``self.x``."""
     out: set[str] = set()
     stack: list[cst.CSTNode] = list(statements)
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
-            name = _last_name(node.func)
-            args = [a for a in node.args if not a.star]
-            if name == "watch":
-                wrt = args[:1]
-            elif name in ("gradients", "gradient"):
-                wrt = [a for i, a in enumerate(args) if (a.keyword is None and i >= 1) or (
-                    a.keyword is not None and a.keyword.value in ("xs", "sources"))]
-            else:
-                wrt = []
-            for arg in wrt:
-                out |= _keys_read(arg.value)
+        if isinstance(node, cst.Call):
+            for arg in differentiates(node) or ():
+                out |= _keys_read(arg)
         stack.extend(node.children)
     return out
 

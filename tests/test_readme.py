@@ -98,20 +98,12 @@ WALKTHROUGH = [b for b in fenced_blocks(text=DIVERGE) if b.startswith("$ detlint
 @pytest.mark.parametrize("block", WALKTHROUGH, ids=[b.splitlines()[0][2:] for b in WALKTHROUGH])
 def test_the_diverge_walkthrough_prints_what_the_readme_shows(block: str) -> None:
     command, *shown = block.strip().splitlines()
-    # data_order.py reorders through thread timing, which once in a while surfaces a step later:
-    # the page's output must be what one of three attempts prints
-    outputs = []
-    for _ in range(3 if "data_order" in command else 1):
-        program = next(word for word in command.split() if word.endswith(".py"))
-        folder = next(f for f in (ROOT / "tests" / name for name in ("realtf", "realtorch", "realjax"))
-                      if (f / program).is_file())
-        proc = subprocess.run(shlex.split(command[2:]), cwd=folder, capture_output=True,
-                              text=True, env=env(), timeout=600)
-        outputs.append(proc.stdout + proc.stderr[-2000:])
-        if _normalise(proc.stdout) == _normalise("\n".join(shown)):
-            break
-    else:
-        raise AssertionError("\n---\n".join(outputs))
+    program = next(word for word in command.split() if word.endswith(".py"))
+    folder = next(f for f in (ROOT / "tests" / name for name in ("realtf", "realtorch", "realjax"))
+                  if (f / program).is_file())
+    proc = subprocess.run(shlex.split(command[2:]), cwd=folder, capture_output=True,
+                          text=True, env=env(), timeout=600)
+    assert _normalise(proc.stdout) == _normalise("\n".join(shown)), proc.stdout + proc.stderr[-2000:]
 
 
 def test_the_walkthrough_is_there() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from detlint.divergence import limits, states
+from detlint.divergence.graph_order import GraphOrder
 from detlint.divergence.states import is_library_frame
 from detlint.knowledge import kb as kb_module
 from detlint.knowledge.frameworks import framework as framework_of
@@ -220,6 +221,14 @@ def read_records(dump_root: str) -> tuple[Any, list[Record], list[Record]]:
     return reader, graph, eager
 
 
+def close(reader: Any) -> None:
+    """Close a reader's files (``DebugDataReader`` closes them as a context manager only)."""
+    try:
+        reader.__exit__(None, None, None)
+    except Exception:  # noqa: BLE001 - a file already gone: nothing left open
+        pass
+
+
 def _value(reader: Any, record: Record) -> Any:
     if record.stream == "graph":
         return reader.graph_execution_trace_to_tensor_value(record.handle)
@@ -293,15 +302,21 @@ def _sequences(records: list[Record]) -> dict[tuple[str, str, str, int], list[Re
     return out
 
 
-def _first_difference(base: list[Record], other: list[Record], unordered: Sequence[str] = ()
+def _first_difference(base: list[Record], other: list[Record], unordered: Sequence[str] = (),
+                      order: Optional[GraphOrder] = None,
                       ) -> Optional[tuple[Record, Record, str]]:
     """The earliest output (by time in the first run) whose value, or count, differs.
 
     Ops in graphs matching ``unordered`` (tf.data functions) are left out: they run on several
     threads, and how far ahead they work depends on prefetching, even when the pipeline's output
-    is fixed. A reordered or changed pipeline shows where its output is consumed (IteratorGetNext)."""
+    is fixed. A reordered or changed pipeline shows where its output is consumed (IteratorGetNext).
+
+    Inside one graph, times do not give the order: the debugger records an output when its own
+    op is scheduled, which can be after the ops that consume it already ran. ``order`` knows the
+    ops a graph op is computed from; a difference in one of them, at the same or an earlier
+    execution, came first whatever the clock says."""
     mine, theirs = _sequences(base), _sequences(other)
-    best: Optional[tuple[Record, Record, str]] = None
+    found: dict[tuple[str, str, str, int], tuple[int, tuple[Record, Record, str]]] = {}
     for key in set(mine) | set(theirs):
         a, b = mine.get(key, []), theirs.get(key, [])
         sample = (a or b)[0]
@@ -310,15 +325,27 @@ def _first_difference(base: list[Record], other: list[Record], unordered: Sequen
         for i in range(max(len(a), len(b))):
             if i >= len(a) or i >= len(b):
                 x = a[i] if i < len(a) else b[i]
-                candidate = (x, x, f"{key[2] or key[1]} ran {len(a)} times in one run and {len(b)} in the other")
+                found[key] = (i, (x, x, f"{key[2] or key[1]} ran {len(a)} times in one run and {len(b)} in the other"))
             elif a[i].digest != b[i].digest:
-                candidate = (a[i], b[i], "")
+                found[key] = (i, (a[i], b[i], ""))
             else:
                 continue
-            if best is None or candidate[0].wall_time < best[0].wall_time:
-                best = candidate
             break
-    return best
+    if not found:
+        return None
+    best = min(found.values(), key=lambda entry: entry[1][0].wall_time)
+    while order is not None and best[1][0].stream == "graph":
+        record = best[1][0]
+        sources = order.upstream(record)
+        # a cause in another graph counts where both ran as often (one call per execution)
+        causes = [entry for key, entry in found.items()
+                  if key[0] == "graph" and (entry[1][0].graph, key[2]) in sources and entry[0] <= best[0]
+                  and entry[1][0] is not record
+                  and (entry[1][0].graph == record.graph or len(mine.get(key, [])) == len(mine.get(_key(record), [])))]
+        if not causes:
+            break
+        best = min(causes, key=lambda entry: (entry[0], entry[1][0].wall_time))
+    return best[1]
 
 
 def _tf_timeline(timeline: list[Record], reader0: Any, other: tuple[Any, list[Record], list[Record]]
@@ -389,8 +416,9 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
                           key=lambda r: r.wall_time)
         report.timeline = _tf_timeline(timeline, reader0, opened[1])
         best: Optional[tuple[Record, Record, Any, str]] = None
+        order = GraphOrder(reader0)
         for reader1, graph1, eager1 in opened[1:]:
-            found = _first_difference(graph0 + eager0, graph1 + eager1, unordered)
+            found = _first_difference(graph0 + eager0, graph1 + eager1, unordered, order)
             if found is not None and (best is None or found[0].wall_time < best[0].wall_time):
                 best = (found[0], found[1], reader1, found[2])
         if best is None:
@@ -398,7 +426,7 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
             return report
         record, twin, reader1, detail = best
         count_only = bool(detail)  # _first_difference explains only a count
-        earlier = [r for r in timeline if r.wall_time < record.wall_time]
+        earlier = order.before(timeline, record, _key)
         report.ops_compared, report.values_compared = len(earlier), sum(r.values for r in earlier)
         diff: Optional[float] = None
         if not detail and twin is not record:
@@ -436,10 +464,7 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
         return report
     finally:
         for reader, _, _ in opened:
-            try:
-                reader.close()
-            except Exception:
-                pass
+            close(reader)
 
 
 def compare_states(dumps: list[str], seed: int = 42, counted: Optional[dict[str, int]] = None,

@@ -341,8 +341,11 @@ def test_a_python2_notebook_is_checked_as_its_python3_equivalent_and_never_fixed
     nb = write_notebook(tmp_path / "py2.ipynb", cells)
     diags = make_linter("1.15", root=tmp_path).run([nb]).diagnostics
     found = sorted((d.cell, d.line, d.code) for d in diags)
-    assert found == [(1, 3, "DET001"), (2, 2, "DET101"), (3, 3, "DET103")], [d.message for d in diags]
-    assert "written for Python 2 (a print statement)" in [d for d in diags if d.code == "DET001"][0].message
+    assert found == [(2, 2, "DET101"), (3, 3, "DET103")], [d.message for d in diags]
+    diags = make_linter("1.15", root=tmp_path, **{"min-confidence": "possible"}).run([nb]).diagnostics
+    notice = [d for d in diags if d.code == "DET001"]
+    assert [(d.cell, d.line, d.confidence) for d in notice] == [(1, 3, "possible")], [d.message for d in diags]
+    assert "written for Python 2 (a print statement)" in notice[0].message
     before = nb.read_text()
     done = subprocess.run([sys.executable, "-m", "detlint", "py2.ipynb", "--isolated", "--tf-version", "1.15",
                            "--fix", "--unsafe-fixes"], cwd=tmp_path, capture_output=True, text=True)

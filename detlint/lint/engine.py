@@ -562,7 +562,7 @@ class Linter:
     def _legacy_syntax(self, facts: FileFacts, display: str, entry: bool) -> list[Diagnostic]:
         """DET001 for a file that only Python 3.6 or earlier runs (checked as it reads it). A
         Python 2 file is checked as its Python 3 equivalent; only a program's own file says so
-        (a helper module's print statements hide nothing)."""
+        (a helper module's print statements hide nothing), at ``possible``: shown on request."""
         reserved = facts.legacy in ("async", "await")  # stand_ins.OLD_NAMES (not imported: libcst)
         if facts.legacy is None or not (reserved or entry):
             return []
@@ -574,9 +574,12 @@ class Linter:
             article = "an" if facts.legacy[:1] in "aeiou" else "a"
             message = (f"program written for Python 2 ({article} {facts.legacy}): it was checked as its Python 3 "
                        f"equivalent, and no fix is written into it")
-        return [Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
-                           path=display, line=facts.legacy_line, col=facts.legacy_col, end_line=facts.legacy_line,
-                           end_col=facts.legacy_col + (len(facts.legacy) if reserved else 0))]
+        diag = Diagnostic(code="DET001", name=rule.name if rule else "unparsable-file", message=message,
+                          path=display, line=facts.legacy_line, col=facts.legacy_col, end_line=facts.legacy_line,
+                          end_col=facts.legacy_col + (len(facts.legacy) if reserved else 0))
+        if not reserved:  # the file was checked whole: a notice, not a problem with what training does
+            lower(diag, "possible", "a notice: nothing in the file was left unchecked")
+        return [diag]
 
     def _lint_file(self, path: Path, display: str, program_only: bool = False) -> list[Diagnostic]:
         facts = self.facts_of(path)

@@ -144,3 +144,55 @@ def test_a_python2_program_is_checked_as_its_python3_equivalent(tmp_path) -> Non
     before = {name: (root / name).read_bytes() for name in ("ops.py", "train.py")}
     lint(root, "--tf-version", "1.15", "--fix", "--unsafe-fixes")
     assert {name: (root / name).read_bytes() for name in ("ops.py", "train.py")} == before
+
+
+TEST_NAMED_TRAINING = '''import argparse
+
+import numpy as np
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=2)
+args = parser.parse_args()
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.tensor(np.random.rand(16, 4), dtype=torch.float32)
+
+
+def test():
+    with torch.no_grad():
+        return model(x).mean()
+
+
+for epoch in range(args.epochs):
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(test())
+'''
+UNIT_TEST = '''import unittest
+
+import torch
+
+
+class ModelTest(unittest.TestCase):
+    def test_step(self):
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+'''
+PYTEST_TEST = UNIT_TEST.replace("import unittest\n\n", "").replace("class ModelTest(unittest.TestCase):\n    def test_step(self):", "def test_step():").replace("\n        ", "\n    ")
+
+
+def test_a_training_script_named_like_a_test_is_checked(tmp_path) -> None:
+    """`*_test.py`/`test_*.py` name tests by habit, but TCN's `add_test.py` trains (its `test()`
+    evaluates): such a file is left out as a test only when its code is a test's (a test framework
+    imported, a `test_...` function or a `Test...` class). A folder named `tests` still is."""
+    root = project(tmp_path, {"add_test.py": TEST_NAMED_TRAINING, "model_test.py": UNIT_TEST,
+                              "test_model.py": PYTEST_TEST, "tests/train_test.py": TEST_NAMED_TRAINING})
+    proc = lint(root, "--torch-version", "2.5", "--min-confidence", "possible")
+    assert findings(proc, "add_test.py") == ["9:DET601", "11:DET103"], proc.stdout
+    assert not [line for line in proc.stdout.splitlines() if not line.startswith(("add_test.py:", "Found", " "))
+                and ": DET" in line], proc.stdout

@@ -15,7 +15,7 @@ from detlint.knowledge import kb as kb_module
 from detlint.lint.checks import Evaluator
 from detlint.lint.cache import FactsCache
 from detlint.lint.program_context import ProgramContext
-from detlint.settings.config import Settings, Target, not_training
+from detlint.settings.config import TEST_FILE_NAMES, Settings, Target, not_training
 from detlint.lint.confidence import FileReach, at_least, lower, of_training
 from detlint.lint.programs.stage_parameters import StageParameters
 from detlint.lint.ftypes import CallSite, Diagnostic, FileFacts, Hit, quiet_compile, top_scope
@@ -480,14 +480,20 @@ class Linter:
 
     def not_training(self, path: Path) -> bool:
         """Is ``path`` a test, benchmark, demo, ... (the ``not-training`` patterns)? Outside the
-        project only its name is matched. Asked for every module of a program: kept per path."""
+        project only its name is matched. A file named like a test (``*_test.py``) is one when
+        its code is (``looks_like_test``). Asked for every module of a program: kept per path."""
         answer = self._not_training.get(path)
         if answer is None:
             try:
                 rel = real(path).relative_to(self.settings.project_root).as_posix()
             except ValueError:
                 rel = path.name
-            answer = self._not_training[path] = not_training(rel, self.settings.not_training)
+            patterns = self.settings.not_training
+            answer = not_training(rel, [p for p in patterns if p not in TEST_FILE_NAMES])
+            if not answer and not_training(rel, [p for p in patterns if p in TEST_FILE_NAMES]):
+                facts = self.facts_of(path) if path.is_file() else None
+                answer = facts is None or facts.error is not None or looks_like_test(facts)
+            self._not_training[path] = answer
         return answer
 
     def launches_other_program(self, path: Path, training_calls: list[TraceHit]) -> bool:
@@ -954,6 +960,21 @@ class Linter:
             self.close()
         result.diagnostics.sort(key=Diagnostic.sort_key)
         return result
+
+
+# modules a unit test imports (the test runner's, or its helpers')
+TEST_MODULES = ("unittest", "pytest", "absl.testing", "nose", "hypothesis", "tensorflow.test", "torch.testing",
+                "numpy.testing", "chex")
+
+
+def looks_like_test(facts: FileFacts) -> bool:
+    """Is a file's code a unit test's: a test framework imported, a ``test_...`` function or a
+    ``Test...`` class defined? (A training script named ``add_test.py`` with a ``def test():``
+    that evaluates is none of these.)"""
+    if any(qual == m or qual.startswith(m + ".") for qual in facts.imports.values() for m in TEST_MODULES):
+        return True
+    return any(name.startswith("test_") for name in facts.functions if "." not in name) or any(
+        name.startswith("Test") or name.endswith(("Test", "Tests")) for name in facts.classes)
 
 
 def is_suppressed(diag: Diagnostic, facts: FileFacts) -> bool:

@@ -39,6 +39,9 @@ DEFAULT_NOT_TRAINING = ("tests", "test", "testing", "test_*.py", "*_test.py", "c
                         "benchmarks", "benchmark", "bench", "bench_*.py", "*_benchmark.py",
                         "demo", "demos", "visualization", "visualisation", "visualize*.py", "visualise*.py",
                         "plot_*.py", "convert*.py", "export*.py")
+# default patterns that name a file only by how tests are often named: a file they match is a
+# test when its code is one too (lint/engine.py), since scripts named `add_test.py` train
+TEST_FILE_NAMES = ("test_*.py", "*_test.py")
 DEFAULT_SEVERITY = "warning"
 # the share of a project's TensorFlow/Keras files whose code must show its era before detlint
 # checks the project as of that era rather than the installed (or newest) version

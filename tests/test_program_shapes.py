@@ -196,3 +196,55 @@ def test_a_training_script_named_like_a_test_is_checked(tmp_path) -> None:
     assert findings(proc, "add_test.py") == ["9:DET601", "11:DET103"], proc.stdout
     assert not [line for line in proc.stdout.splitlines() if not line.startswith(("add_test.py:", "Found", " "))
                 and ": DET" in line], proc.stdout
+
+
+BRANCH_TRAINER = '''import torch
+
+
+class Trainer:
+    def __init__(self, loader):
+        self.loader = loader
+        self.model = torch.nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), 0.1)
+
+    def train(self):
+        for x, y in self.loader:
+            loss = (self.model(x) - y).pow(2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+'''
+BRANCH_MAIN = '''from torch.backends import cudnn
+
+from parameter import *
+from trainer import Trainer
+
+
+def main(config):
+    cudnn.benchmark = True
+    if config.model == "sagan":
+        trainer = Trainer(config.loader)
+    elif config.model == "qgan":
+        trainer = qgan_trainer(config.loader)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main(get_parameters())
+'''
+BRANCH_PARAMETER = '''import argparse
+
+
+def get_parameters():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="sagan")
+    return parser.parse_args()
+'''
+
+
+def test_an_object_bound_in_one_arm_of_a_ladder_is_what_a_later_call_reaches(tmp_path) -> None:
+    """`trainer = Trainer(...)` in one arm, `trainer = qgan_trainer(...)` (defined nowhere) in
+    another: `trainer.train()` after the ladder may run Trainer.train, so the program trains."""
+    root = project(tmp_path, {"main.py": BRANCH_MAIN, "trainer.py": BRANCH_TRAINER, "parameter.py": BRANCH_PARAMETER})
+    proc = lint(root, "--torch-version", "2.5")
+    assert findings(proc, "main.py") == ["8:DET604", "10:DET601"], proc.stdout

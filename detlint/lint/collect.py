@@ -132,6 +132,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.star_modules: list[str] = []
         self.instances: dict[str, str] = {}
         self.local_instances: dict[str, str] = {}  # name -> class of this file it is an object of
+        self.arms: list[tuple[int, int]] = []  # if/elif/else arms being walked (visit_If_body)
+        self.ladders: dict[int, int] = {}  # an elif's If -> the first If of its ladder
+        self.bound_arm: dict[str, Optional[tuple[int, int]]] = {}  # instances' names -> the arm binding them
         self.origins: dict[str, str] = {}  # name -> what made its value (``df`` -> ``pandas.read_csv``)
         self.result_of: dict[str, str] = {}  # name -> the method whose result it holds (``minimize``)
         self.call_bound: set[str] = set()  # module-level names last bound to what a call made
@@ -1026,7 +1029,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if training_branches.training_test(node.test) is (not test_holds):
             self.inference_branches += step
 
+    # the arms of if/elif/else ladders being walked: (the ladder's first If, the arm's node)
     def visit_If_body(self, node: cst.If) -> None:
+        self.arms.append((self.ladders.get(id(node), id(node)), id(node)))
         self._inference_branch(node, True, 1)
         truth = self._default_truth(node)
         off = truth is False
@@ -1164,10 +1169,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         return self.pos(suite[index + 1])[:2] + self.pos(suite[-1])[2:]
 
     def leave_If_body(self, node: cst.If) -> None:
+        self.arms.pop()
         self._inference_branch(node, True, -1)
         self.off_default -= self._default_truth(node) is False
 
     def visit_If_orelse(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.ladders[id(node.orelse)] = self.ladders.get(id(node), id(node))
+        elif node.orelse is not None:
+            self.arms.append((self.ladders.get(id(node), id(node)), id(node.orelse)))
         self._inference_branch(node, False, 1)
         off = self._default_truth(node) is True
         self.off_default += off
@@ -1175,6 +1185,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.off_default_spans.append(self.pos(node.orelse))
 
     def leave_If_orelse(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.Else):
+            self.arms.pop()
         self._inference_branch(node, False, -1)
         self.off_default -= self._default_truth(node) is True
 
@@ -1243,6 +1255,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.version_guards += 1
         if self.top_function is not None:
             self.branches.note_if(self.top_function, node, lambda n: (self.pos(n)[0], self.pos(n)[2]))
+
+    def _other_arm_keeps(self, name: str, value: cst.BaseExpression) -> bool:
+        """Does an object of a known class bound to ``name`` in one arm of an if/elif ladder stay
+        what later calls reach, when another arm binds something detlint cannot type?
+        (``trainer = Trainer(...)`` / ``elif ...: trainer = qgan_trainer(...)``, a name defined
+        nowhere: ``trainer.train()`` after the ladder may run ``Trainer.train``.)"""
+        before, here = self.bound_arm.get(name), self.arms[-1] if self.arms else None
+        return (before is not None and here is not None and before[0] == here[0] and before[1] != here[1]
+                and name in self.instances and isinstance(value, cst.Call) and self.type_of(value) is None)
 
     def leave_If(self, original_node: cst.If) -> None:
         if not (self.depth == 0 and _is_main_guard(original_node.test)):
@@ -1494,7 +1515,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 if qual:
                     self.aliases[name] = qual
                     return
-            if self._kept_in_branch(name, value):
+            if self._kept_in_branch(name, value) or self._other_arm_keeps(name, value):
                 return
             self.made_by.pop(name, None)
             if isinstance(value, cst.Call):
@@ -1523,6 +1544,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 kind = self.type_of(value)
                 if kind:
                     self.instances[name] = kind
+                    self.bound_arm[name] = self.arms[-1] if self.arms else None
                     return
                 self.instances.pop(name, None)
             if self.depth == 0:

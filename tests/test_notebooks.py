@@ -264,7 +264,7 @@ def test_ipython_syntax_that_used_to_lose_the_notebook(tmp_path: Path) -> None:
         "!wget --no-check-certificate \\\n    https://example.com/x.csv \\\n    -O /tmp/x.csv\nimport tensorflow as tf",
         " x = 1\n y = tf.random.normal([2])",
         "print('%d%% done' \\\n      % 5)\nvals = (1\n% 2)",
-        "def broken(:\n    pass",
+        "def broken(:\n    return tf.random.normal([2])",
         "model = tf.keras.Sequential([tf.keras.layers.Conv2D(2, 3)])\nmodel.fit(a, b)",
     ])
     diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
@@ -326,7 +326,7 @@ def test_automagics_and_a_cell_indented_from_its_first_line_are_python_to_ipytho
     diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
     assert not [d for d in diags if d.code == "DET001"], [d.message for d in diags]
     assert {d.code for d in diags} == {"DET101"}
-    broken = write_notebook(tmp_path / "broken.ipynb", ["import tensorflow as tf", "ls = [1,"])
+    broken = write_notebook(tmp_path / "broken.ipynb", ["import tensorflow as tf", "ls = [tf.zeros(1),"])
     assert [d.code for d in make_linter("2.21", root=tmp_path).run([broken]).diagnostics] == ["DET001"]
 
 
@@ -362,3 +362,16 @@ def test_a_bracket_inside_a_docstring_does_not_hide_the_magics_after_it(tmp_path
     nb = write_notebook(tmp_path / "doc.ipynb", cells)
     diags = make_linter("2.21", root=tmp_path).run([nb]).diagnostics
     assert [(d.cell, d.line, d.code) for d in diags] == [(1, 7, "DET101")], [d.message for d in diags]
+
+
+def test_an_unparsable_cell_that_names_nothing_checked_is_possible(tmp_path: Path) -> None:
+    """A shell command typed without `!` or pasted training output cannot hide a finding: its
+    DET001 is `possible`; an unparsable cell that uses torch stays `certain`."""
+    cells = ["import torch\nmodel = torch.nn.Linear(4, 1)",
+             "python -u run.py \\\n  --task_name long_term_forecast \\\n  --model TimesNet",
+             "Epoch: 1, Steps: 264 | Train Loss: 0.4964185 Vali Loss: 0.8412074\nmse:0.389, mae:0.412",
+             "with torch.cuda.amp.autocast():\n\n...\nscaler.scale(loss).backward()"]
+    nb = write_notebook(tmp_path / "tutorial.ipynb", cells)
+    diags = make_linter("2.21", root=tmp_path, **{"min-confidence": "possible"}).run([nb]).diagnostics
+    found = sorted((d.cell, d.confidence) for d in diags if d.code == "DET001")
+    assert found == [(2, "possible"), (3, "possible"), (4, "certain")], [(d.cell, d.message) for d in diags]

@@ -153,6 +153,7 @@ class Linter:
         self.pure_methods = frozenset(name for name, owners in self.kb.index["method"].items()
                                       if any(owner == "group:pure-methods" for owner, _ in owners))
         self._not_training: dict[Path, bool] = {}  # not_training's answers
+        self._kb_roots: Optional[tuple[set[str], set[str]]] = None  # (modules, methods) the KB names
         self._import_index: Optional[ImportIndex] = None
         self._entries: dict[Path, bool] = {}  # is_entry's answers
         self._importing: dict[Path, list[Path]] = {}  # entries_importing's answers
@@ -603,7 +604,7 @@ class Linter:
             return self._filter([diag], facts, path)
         try:
             notebook = self.notebooks.get(real(path))
-            cell_errors = self._cell_errors(notebook, display) if notebook is not None else []
+            cell_errors = self._cell_errors(notebook, display, facts) if notebook is not None else []
             entry = self.is_entry(path, facts)
             built = self._entry_programs.pop(real(path), None)
             program = (built or self.builder.build(path)) if entry else None
@@ -859,17 +860,36 @@ class Linter:
         programs = (self.program_for(entry) for entry in self.entries_importing(module))
         return [program for program in programs if module in program.modules]
 
-    def _cell_errors(self, notebook: Notebook, display: str) -> list[Diagnostic]:
-        """DET001 for each cell that does not parse; the other cells are still checked."""
+    def _cell_errors(self, notebook: Notebook, display: str, facts: FileFacts) -> list[Diagnostic]:
+        """DET001 for each cell that does not parse; the other cells are still checked. A cell
+        that names nothing detlint checks for (a shell command without ``!``, pasted output) can
+        hide no finding: ``possible``."""
         out = []
         starts = {cell: i + 1 for i, (cell, n) in enumerate(notebook.line_map) if n == 0}
         for index, line, reason in notebook.cell_errors:
             program_line = starts.get(index, 0) + line
             detail = reason if reason == NOT_TEXT else f"syntax error: {reason}"
-            out.append(Diagnostic(code="DET001", name="unparsable-file", path=display, line=program_line, col=0,
-                                  end_line=program_line, end_col=0,
-                                  message=f"cell cannot be checked: {detail}; the other cells were"))
+            diag = Diagnostic(code="DET001", name="unparsable-file", path=display, line=program_line, col=0,
+                              end_line=program_line, end_col=0,
+                              message=f"cell cannot be checked: {detail}; the other cells were")
+            source = notebook.data["cells"][index].get("source", "")
+            text = "".join(source) if isinstance(source, list) else source
+            if reason != NOT_TEXT and isinstance(text, str) and not self._names_checked(text, facts):
+                lower(diag, "possible", "the cell names nothing detlint checks for (a shell command, pasted output)")
+            out.append(diag)
         return out
+
+    def _names_checked(self, text: str, facts: FileFacts) -> bool:
+        """Does ``text`` use a name the knowledge base matches: a module it names (or an alias the
+        file imports one as) followed by ``.`` or ``(``, or one of its methods called (``.fit(``)?"""
+        if self._kb_roots is None:
+            names = self.kb.all_names()
+            self._kb_roots = {n.split(".")[0] for n in names if "." in n}, {n for n in names if "." not in n}
+        modules, methods = self._kb_roots
+        aliases = {alias for alias, qual in facts.imports.items() if qual.split(".")[0] in modules}
+        used = {m.group(1) for m in re.finditer(r"(?<![.\w])([A-Za-z_]\w*)\s*[.(]", text)}
+        called = {m.group(1) for m in re.finditer(r"\.\s*([A-Za-z_]\w*)\s*\(", text)}
+        return bool(used & (modules | aliases) or called & methods)
 
     def where(self, path: Path, line: int) -> str:
         """``models/net.py:12``, or ``nb.ipynb:cell 4:3`` for a notebook."""

@@ -248,3 +248,31 @@ def test_an_object_bound_in_one_arm_of_a_ladder_is_what_a_later_call_reaches(tmp
     root = project(tmp_path, {"main.py": BRANCH_MAIN, "trainer.py": BRANCH_TRAINER, "parameter.py": BRANCH_PARAMETER})
     proc = lint(root, "--torch-version", "2.5")
     assert findings(proc, "main.py") == ["8:DET604", "10:DET601"], proc.stdout
+
+
+EXTENSIONLESS_TRAIN = '''#!/usr/bin/python3
+import random
+
+import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.ones(2, 4) * random.uniform(0, 1)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+'''
+
+
+def test_an_executable_python_script_without_a_suffix_is_a_program(tmp_path) -> None:
+    """`./train` with `#!/usr/bin/python3` (PyTorch-CycleGAN's README) is found when a folder is
+    checked; an executable file without a Python first line, or a script not executable, is not."""
+    root = project(tmp_path, {"train": EXTENSIONLESS_TRAIN, "run_all": "#!/bin/sh\npython train\n",
+                              "notes": EXTENSIONLESS_TRAIN})
+    (root / "train").chmod(0o755)
+    (root / "run_all").chmod(0o755)
+    proc = lint(root, "--torch-version", "2.5")
+    assert findings(proc, "train") == ["6:DET601", "9:DET104"], proc.stdout
+    assert not [line for line in proc.stdout.splitlines() if line.startswith(("run_all:", "notes:"))], proc.stdout

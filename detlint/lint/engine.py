@@ -872,9 +872,9 @@ class Linter:
             diag = Diagnostic(code="DET001", name="unparsable-file", path=display, line=program_line, col=0,
                               end_line=program_line, end_col=0,
                               message=f"cell cannot be checked: {detail}; the other cells were")
-            source = notebook.data["cells"][index].get("source", "")
-            text = "".join(source) if isinstance(source, list) else source
-            if reason != NOT_TEXT and isinstance(text, str) and not self._names_checked(text, facts):
+            source = notebook.data["cells"][index].get("source", "") if reason != NOT_TEXT else None
+            text = "".join(source) if isinstance(source, list) and all(isinstance(x, str) for x in source) else source
+            if isinstance(text, str) and not self._names_checked(text, facts):
                 lower(diag, "possible", "the cell names nothing detlint checks for (a shell command, pasted output)")
             out.append(diag)
         return out

@@ -116,6 +116,19 @@ def _walkable(candidate: Path, inside: tuple[str, ...]) -> bool:
     return any(target == folder or target.startswith(folder.rstrip(os.sep) + os.sep) for folder in inside)
 
 
+def python_script(candidate: Path) -> bool:
+    """An executable file without a suffix whose first line runs Python (``#!/usr/bin/python3``,
+    ``#!/usr/bin/env python``): a program its README starts as ``./train``."""
+    try:
+        if not os.stat(candidate).st_mode & 0o111:
+            return False
+        with open(candidate, "rb") as handle:
+            first = handle.readline(128)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
 def discover(paths: list[Path], settings: Settings, force_exclude: bool = False) -> list[Path]:
     """Files to lint, in a stable order. Missing paths are a usage error (exit 2)."""
     root = settings.project_root
@@ -132,8 +145,8 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
                 dirnames[:] = sorted(d for d in dirnames if not excludes.match(here / d, root))
                 for name in sorted(filenames):
                     candidate = here / name
-                    if name.endswith(SOURCE_SUFFIXES) and not excludes.match(candidate, root) \
-                            and _walkable(candidate, inside):
+                    source = name.endswith(SOURCE_SUFFIXES) or ("." not in name and python_script(candidate))
+                    if source and not excludes.match(candidate, root) and _walkable(candidate, inside):
                         walked.append(candidate)
         elif force_exclude and excludes.match(path, root):
             continue

@@ -375,3 +375,8 @@ def test_an_unparsable_cell_that_names_nothing_checked_is_possible(tmp_path: Pat
     diags = make_linter("2.21", root=tmp_path, **{"min-confidence": "possible"}).run([nb]).diagnostics
     found = sorted((d.cell, d.confidence) for d in diags if d.code == "DET001")
     assert found == [(2, "possible"), (3, "possible"), (4, "certain")], [(d.cell, d.message) for d in diags]
+    # a broken first cell that imports the framework itself may hide the seed: certain
+    first = write_notebook(tmp_path / "first.ipynb", ["import tensorflow as tf\ntf.random.set_seed(42)\nx = [1,",
+                                                     "tf.keras.Sequential([tf.keras.layers.Dense(1)]).fit(x, x)"])
+    diags = make_linter("2.21", root=tmp_path).run([first]).diagnostics
+    assert [(d.cell, d.code, d.confidence) for d in diags if d.code == "DET001"] == [(1, "DET001", "certain")]

@@ -182,8 +182,24 @@ class ModelTest(unittest.TestCase):
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         model(torch.randn(2, 4)).sum().backward()
         opt.step()
+
+
+if __name__ == "__main__":
+    unittest.main()
 '''
-PYTEST_TEST = UNIT_TEST.replace("import unittest\n\n", "").replace("class ModelTest(unittest.TestCase):\n    def test_step(self):", "def test_step():").replace("\n        ", "\n    ")
+PYTEST_TEST = '''import torch
+
+
+def test_step():
+    model = torch.nn.Linear(4, 1)
+    assert model(torch.randn(2, 4)).shape == (2, 1)
+
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(2, 4)).sum().backward()
+opt.step()
+'''
 
 
 def test_a_training_script_named_like_a_test_is_checked(tmp_path) -> None:

@@ -334,13 +334,15 @@ def _first_difference(base: list[Record], other: list[Record], unordered: Sequen
     if not found:
         return None
     best = min(found.values(), key=lambda entry: entry[1][0].wall_time)
-    while order is not None and best[1][0].stream == "graph":
+    visited: set[int] = set()
+    while order is not None and best[1][0].stream == "graph" and id(best[1][0]) not in visited:
         record = best[1][0]
+        visited.add(id(record))
         sources = order.upstream(record)
         # a cause in another graph counts where both ran as often (one call per execution)
         causes = [entry for key, entry in found.items()
                   if key[0] == "graph" and (entry[1][0].graph, key[2]) in sources and entry[0] <= best[0]
-                  and entry[1][0] is not record
+                  and id(entry[1][0]) not in visited
                   and (entry[1][0].graph == record.graph or len(mine.get(key, [])) == len(mine.get(_key(record), [])))]
         if not causes:
             break
@@ -408,8 +410,10 @@ def compare(dumps: list[str], seed: int = 42, roots: Sequence[str] = ()) -> Dive
     version = tf_version() or kb_module.Version.parse("2.21")
     raw = _raw_op_rules(kb, version)
     report = DivergeReport(command="", runs=len(dumps))
-    opened = [read_records(d) for d in dumps]
+    opened: list[tuple[Any, list[Record], list[Record]]] = []
     try:
+        for dump in dumps:  # readers opened before one that fails are still closed
+            opened.append(read_records(dump))
         reader0, graph0, eager0 = opened[0]
         unordered = [p for p, _ in _graph_rules(kb)]
         timeline = sorted((r for r in graph0 + eager0 if not any(p in r.graph for p in unordered)),

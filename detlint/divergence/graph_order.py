@@ -10,6 +10,10 @@ from __future__ import annotations
 from typing import Any, Callable, Hashable, Optional, Protocol, Sequence
 
 Names = frozenset[tuple[str, str]]  # (graph name, op name)
+# ops that run another graph (a function, a branch, a loop body): what follows them in the calling
+# graph runs after what they call
+CALLS = frozenset({"PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf", "While", "StatelessWhile",
+                   "Case", "StatelessCase"})
 
 
 class Recorded(Protocol):
@@ -27,6 +31,7 @@ class GraphOrder:
         self.reader = reader
         self._upstream: dict[tuple[Any, str], Names] = {}
         self._family: dict[Any, frozenset[str]] = {}
+        self._calling: dict[Any, tuple[frozenset[str], bool]] = {}
 
     def _graph(self, graph_id: Any) -> Any:
         return self.reader.graph_by_id(graph_id)
@@ -36,6 +41,8 @@ class GraphOrder:
             digest = graph.get_op_creation_digest(name)
         except (KeyError, ValueError):
             return None  # not an op the debugger saw: a function call
+        if digest.op_type in CALLS:
+            return None
         return tuple(source.split(":")[0].lstrip("^") for source in digest.input_names or ())
 
     def _is_argument(self, graph: Any, name: str) -> bool:
@@ -74,18 +81,28 @@ class GraphOrder:
                 out = {(graph.name or "", op) for op in seen}
                 while argument and graph.outer_graph_id:
                     graph = self._graph(graph.outer_graph_id)
-                    argument = False
-                    for digest in self.reader.graph_op_digests():
-                        if digest.graph_id != graph.graph_id:
-                            continue
-                        _, takes_argument, unknown = self._within(graph, digest.op_name)
-                        if not unknown:
-                            out.add((graph.name or "", digest.op_name))
-                            argument = argument or takes_argument
+                    names, argument = self._before_calls(graph)
+                    out |= {(graph.name or "", name) for name in names}
             except Exception:  # an older reader without creation digests: the clock's order stays
                 out = set()
             self._upstream[graph_id, record.op_name] = frozenset(out)
         return self._upstream[graph_id, record.op_name]
+
+    def _before_calls(self, graph: Any) -> tuple[frozenset[str], bool]:
+        """The ops of ``graph`` that depend on no call's result (they run before the graphs it
+        calls), and whether one takes an argument of ``graph``; once per graph."""
+        if graph.graph_id not in self._calling:
+            names: set[str] = set()
+            argument = False
+            for digest in self.reader.graph_op_digests():
+                if digest.graph_id != graph.graph_id:
+                    continue
+                _, takes_argument, unknown = self._within(graph, digest.op_name)
+                if not unknown:
+                    names.add(digest.op_name)
+                    argument = argument or takes_argument
+            self._calling[graph.graph_id] = (frozenset(names), argument)
+        return self._calling[graph.graph_id]
 
     def family(self, record: Recorded) -> frozenset[str]:
         """The names of the graphs one execution of the record's graph runs through: the graphs

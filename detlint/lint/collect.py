@@ -1262,8 +1262,14 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         (``trainer = Trainer(...)`` / ``elif ...: trainer = qgan_trainer(...)``, a name defined
         nowhere: ``trainer.train()`` after the ladder may run ``Trainer.train``.)"""
         before, here = self.bound_arm.get(name), self.arms[-1] if self.arms else None
-        return (before is not None and here is not None and before[0] == here[0] and before[1] != here[1]
-                and name in self.instances and isinstance(value, cst.Call) and self.type_of(value) is None)
+        if not (before is not None and here is not None and before[0] == here[0] and before[1] != here[1]
+                and name in self.instances and isinstance(value, cst.Call) and self.type_of(value) is None):
+            return False
+        # only a plain name the file neither defines nor imports: a registry's or a table's
+        # object (REGISTRY.lookup(k)(cfg), TABLE[k](cfg)) is followed as such, not dropped
+        callee = value.func.value if isinstance(value.func, cst.Name) else None
+        return bool(callee) and self.qualify(callee) is None and callee not in self.local_classes \
+            and (self.current_scope, callee) not in self.table_held and not self.held_functions(value)
 
     def leave_If(self, original_node: cst.If) -> None:
         if not (self.depth == 0 and _is_main_guard(original_node.test)):

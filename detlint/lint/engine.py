@@ -886,6 +886,11 @@ class Linter:
             names = self.kb.all_names()
             self._kb_roots = {n.split(".")[0] for n in names if "." in n}, {n for n in names if "." not in n}
         modules, methods = self._kb_roots
+        # the cell's own imports too: it was not parsed, so they are not among the file's
+        imported = {m.group(1) or m.group(2) for m in re.finditer(
+            r"(?m)^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import|import\s+([A-Za-z_]\w*))", text)}
+        if imported & modules:
+            return True
         aliases = {alias for alias, qual in facts.imports.items() if qual.split(".")[0] in modules}
         used = {m.group(1) for m in re.finditer(r"(?<![.\w])([A-Za-z_]\w*)\s*[.(]", text)}
         called = {m.group(1) for m in re.finditer(r"\.\s*([A-Za-z_]\w*)\s*\(", text)}
@@ -994,7 +999,8 @@ def looks_like_test(facts: FileFacts) -> bool:
     if any(qual == m or qual.startswith(m + ".") for qual in facts.imports.values() for m in TEST_MODULES):
         return True
     return any(name.startswith("test_") for name in facts.functions if "." not in name) or any(
-        name.startswith("Test") or name.endswith(("Test", "Tests")) for name in facts.classes)
+        name.startswith("Test") or name.endswith(("Test", "Tests", "TestCase"))
+        or any(method.startswith("test") for method in methods) for name, methods in facts.classes.items())
 
 
 def is_suppressed(diag: Diagnostic, facts: FileFacts) -> bool:

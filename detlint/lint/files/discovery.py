@@ -120,7 +120,8 @@ def python_script(candidate: Path) -> bool:
     """An executable file without a suffix whose first line runs Python (``#!/usr/bin/python3``,
     ``#!/usr/bin/env python``): a program its README starts as ``./train``."""
     try:
-        if not os.stat(candidate).st_mode & 0o111:
+        mode = os.stat(candidate).st_mode
+        if not (stat.S_ISREG(mode) and mode & 0o111):  # a FIFO would block the read
             return False
         with open(candidate, "rb") as handle:
             first = handle.readline(128)
@@ -145,8 +146,9 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False)
                 dirnames[:] = sorted(d for d in dirnames if not excludes.match(here / d, root))
                 for name in sorted(filenames):
                     candidate = here / name
-                    source = name.endswith(SOURCE_SUFFIXES) or ("." not in name and python_script(candidate))
-                    if source and not excludes.match(candidate, root) and _walkable(candidate, inside):
+                    if not (name.endswith(SOURCE_SUFFIXES) or "." not in name) or excludes.match(candidate, root):
+                        continue
+                    if (name.endswith(SOURCE_SUFFIXES) or python_script(candidate)) and _walkable(candidate, inside):
                         walked.append(candidate)
         elif force_exclude and excludes.match(path, root):
             continue

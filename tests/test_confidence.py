@@ -244,3 +244,71 @@ def test_findings_that_rest_on_a_spelled_class_are_likely() -> None:
     (det604,) = [d for d in diags if d.code == "DET604"]
     assert det604.path.endswith("train.py") and det604.confidence == "likely"
     assert det604.unsure == "assumes trainer is a Trainer (trainer.py)"
+
+
+UNUSED_TRAIN = """\
+import torch
+from nets import Net, Losses
+
+net = Net().cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in batches:
+    opt.zero_grad()
+    Losses().mse(net(x), y).backward()
+    opt.step()
+"""
+# Losses.ce and Net.pad2 are never used; Net.forward is called by nn.Module, unnamed
+UNUSED_NETS = """\
+import torch
+
+
+class Losses:
+    def mse(self, a, b):
+        return ((a - b) ** 2).mean()
+
+    def ce(self, a, b):
+        return torch.nn.functional.nll_loss(torch.nn.functional.interpolate(a, scale_factor=2, mode="bilinear"), b)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.pad1 = torch.nn.ReplicationPad1d((0, 2))
+        self.pad2 = torch.nn.ReplicationPad1d((0, 2))
+
+    def forward(self, x):
+        return torch.nn.functional.interpolate(self.pad1(self.conv(x)), scale_factor=2, mode="bilinear")
+"""
+
+
+def test_code_nothing_in_the_project_runs_is_possible(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.detlint]\ntorch-version = \"2.0\"\n")
+    (tmp_path / "train.py").write_text(UNUSED_TRAIN)
+    (tmp_path / "nets.py").write_text(UNUSED_NETS)
+    every = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    # a method of a class with no library base, named after a dot or in a string nowhere
+    ce = every[("nets.py", 9, "DET603")]
+    assert ce["confidence"] == "possible" and ce["unsure"] == "nothing in the project calls Losses.ce"
+    # a module stored on self whose attribute nothing names again
+    pad2 = every[("nets.py", 17, "DET603")]
+    assert pad2["confidence"] == "possible" and pad2["unsure"] == "nothing in the project uses self.pad2"
+    # used: the module called in forward, and forward itself (nn.Module calls it)
+    assert every[("nets.py", 16, "DET603")]["confidence"] == "certain"
+    assert every[("nets.py", 20, "DET603")]["confidence"] == "certain"
+    default = by_place(findings(tmp_path))
+    assert ("nets.py", 9, "DET603") not in default and ("nets.py", 17, "DET603") not in default
+
+    # named after all: by a string (getattr), by another file, or a library base that may call it
+    (tmp_path / "eval.py").write_text("import nets\nfn = getattr(nets.Losses(), 'ce')\nprint(nets.Net().pad2)\n")
+    named = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    assert named[("nets.py", 9, "DET603")]["confidence"] != "possible"
+    assert named[("nets.py", 17, "DET603")]["confidence"] == "certain"
+    (tmp_path / "eval.py").unlink()
+    (tmp_path / "nets.py").write_text(UNUSED_NETS.replace("class Losses:", "class Losses(torch.nn.Module):"))
+    inherited = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    assert inherited[("nets.py", 9, "DET603")]["confidence"] != "possible"
+    # a project subclass that adds a library base (a mixin): the library may call the method
+    (tmp_path / "nets.py").write_text(UNUSED_NETS + "\n\nclass Mixed(Losses, torch.nn.Module):\n    pass\n")
+    mixed = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    assert mixed[("nets.py", 9, "DET603")]["confidence"] != "possible"

@@ -47,6 +47,9 @@ from detlint.knowledge.kb import Condition, KnowledgeBase
 
 NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 WORD_RE = re.compile(r"\w+")
+# submodules reached without their attribute's name: iterated, looked up by a computed name
+DYNAMIC_SUBMODULES = re.compile(r"\b(?:named_)?(?:children|modules)\s*\(|\b_modules\b|__dict__|\bvars\s*\(|"
+                                r"\b[gs]etattr\s*\(\s*self\b")
 FILE_NOQA_RE = re.compile(r"^\s*#\s*(?:flake8|detlint)[:=]\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 ENV_CALLS = {"os.environ.setdefault", "os.putenv", "os.environ.__setitem__"}
 KERAS_FLAVOURS = {"keras": "keras", "tf_keras": "tf_keras", "tensorflow.keras": "tf.keras",
@@ -211,6 +214,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.file_flags: set[str] = set()  # "tape", "other gradients", "module model"
         self.plain_functions: list[str] = []  # top-level functions without decorators
         self.plain_classes: list[str] = []  # top-level classes without decorators (a registry's are not plain)
+        self.op_attributes: dict[tuple[int, int], str] = {}  # an op's position -> X of `self.X = <op>`
         self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
         # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
         # the hit they belong to; keywords any call of this file passes
@@ -543,6 +547,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if self.off_default and owner.startswith("rule:") and "defaults to" in detail:
             return  # its problem is an option's default, in a branch that default never takes
         line, col, end_line, end_col = self.pos(node)
+        kept_as = self.bound_attribute.get(id(node), "")
+        if owner.startswith("op:") and kept_as.startswith("self.") and kept_as.count(".") == 1:
+            self.op_attributes[(line, col)] = kept_as[5:]
         functions: list[tuple[Optional[str], Optional[tuple[int, int, int, int]]]] = [(None, None)]
         if matcher.function_arg and isinstance(node, cst.Call):
             fn = self.unwrapped(argument(node, matcher.function_arg.get("name", ""), matcher.function_arg.get("pos")))
@@ -1228,6 +1235,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
+            self.facts.class_bases[node.name.value] = [(w or "?").rsplit(".", 1)[-1] for w in written]
             project = [self.qualify(w) or w for w, b in zip(written, bases) if w and not self.external(b, w)]
             if project:
                 self.facts.bases[node.name.value] = project
@@ -2228,6 +2236,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             words = Counter(WORD_RE.findall(self.source))
             words.subtract(WORD_RE.findall(" ".join(self.comments)))
             self.facts.unreferenced = [name for name in self.plain_functions + self.plain_classes if words[name] == 1]
+        if self.op_attributes and not DYNAMIC_SUBMODULES.search(self.source):
+            # `self.pad1 = nn.ReplicationPad1d(...)` and pad1 named nowhere else in the file: never
+            # called here (the engine asks the project's other files)
+            words = Counter(WORD_RE.findall(self.source))
+            words.subtract(WORD_RE.findall(" ".join(self.comments)))
+            self.facts.lone_attributes = sorted([line, col, attr] for (line, col), attr in self.op_attributes.items()
+                                                if words[attr] == 1)
         self.facts.off_gradient = self.paths.off_gradient(
             h for h in self.facts.hits if h.owner.startswith("op:") and self.kb.ops[h.owner[3:]].phase == "backprop"
         ) + self.facts.off_gradient

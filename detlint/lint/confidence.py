@@ -70,12 +70,14 @@ class FileReach:
     def __init__(self, path: Path, runners: list[Program], unreferenced: Iterable[str],
                  named_elsewhere: Callable[[str], bool], imported: bool, entry: bool = False,
                  defined_at: Optional[dict[str, int]] = None, configured: Iterable[str] = (),
-                 named_in_programs: Callable[[str], str] = lambda name: "") -> None:
+                 named_in_programs: Callable[[str], str] = lambda name: "",
+                 unused: Callable[[Hit], str] = lambda hit: "") -> None:
         self.levels: dict[tuple[int, int], tuple[str, str]] = {}
         self.runners, self.unreferenced = bool(runners), set(unreferenced)
         self.named_elsewhere, self.imported, self.entry = named_elsewhere, imported, entry
         self.defined_at, self.configured = defined_at or {}, set(configured)
         self.named_in_programs = named_in_programs  # a file of a training program naming it, or ""
+        self.unused = unused  # why a hit's code never runs (programs/unused.py), or ""
         for program in runners:
             for th in program.trace:  # the rest: unreached() says how sure
                 if th.path != path:
@@ -119,6 +121,9 @@ class FileReach:
                 continue  # not one of this file's hits (a program finding placed elsewhere)
             level, why = self.levels.get((diag.line, diag.col)) or self.unreached(hit)
             lower(diag, level, why)
+            never = self.unused(hit)
+            if never:
+                lower(diag, "possible", never)
 
 
 def marker(diag: Diagnostic, why: bool = True) -> str:

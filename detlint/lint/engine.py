@@ -28,6 +28,7 @@ from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_
 from detlint.lint.programs import console_scripts
 from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
+from detlint.lint.programs.unused import UnusedCode
 from detlint.lint.programs.reach import ImportIndex
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
                                         too_large, too_large_json)
@@ -799,7 +800,8 @@ class Linter:
                               lambda name: name in configured or bool(set(index.naming_word(name)) - {here}),
                               imported=program is not None or bool(index.importers(here, 1)), entry=own,
                               defined_at=facts.functions, configured=configured,
-                              named_in_programs=named_in_programs)
+                              named_in_programs=named_in_programs,
+                              unused=UnusedCode(here, facts, index, self.facts_of).reason)
             reach.apply(out, facts.hits)
         if own and out:  # rules about training runs are as sure as the program's training is
             level, why = of_training(program, training_calls or [])

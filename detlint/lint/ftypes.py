@@ -170,6 +170,12 @@ class FileFacts:
     # file: in a script no other file imports they never run, and a program whose entry is this
     # file never runs them (a `__main__` demo beside a Trainer class it never builds)
     unreferenced: list[str] = field(default_factory=list)
+    # [line, col, X] of ops stored as `self.X = <op>` where X is named nowhere else in the file: a
+    # module no code calls, if no other file of the project names X either
+    lone_attributes: list[list[Any]] = field(default_factory=list)
+    # class -> the last names of all its written bases (``object`` included): a class whose chain
+    # holds no library class has no method a framework calls for it
+    class_bases: dict[str, list[str]] = field(default_factory=dict)
     # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
     evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
     # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`

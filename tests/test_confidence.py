@@ -305,10 +305,19 @@ def test_code_nothing_in_the_project_runs_is_possible(tmp_path: Path) -> None:
     assert named[("nets.py", 9, "DET603")]["confidence"] != "possible"
     assert named[("nets.py", 17, "DET603")]["confidence"] == "certain"
     (tmp_path / "eval.py").unlink()
+    # an nn.Module calls forward, extra_repr, train, ... (KB library-hooks), never ce
     (tmp_path / "nets.py").write_text(UNUSED_NETS.replace("class Losses:", "class Losses(torch.nn.Module):"))
+    module = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    assert module[("nets.py", 9, "DET603")]["unsure"] == "nothing in the project calls Losses.ce"
+    # ... but a hook is called unnamed, and a base the knowledge base does not describe may call anything
+    (tmp_path / "nets.py").write_text(UNUSED_NETS.replace("class Losses:", "class Losses(torch.nn.Module):")
+                                      .replace("def ce(", "def extra_repr("))
+    hook = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    assert hook[("nets.py", 9, "DET603")]["confidence"] != "possible"
+    (tmp_path / "nets.py").write_text(UNUSED_NETS.replace("class Losses:", "class Losses(torch.nn.Linear):"))
     inherited = by_place(findings(tmp_path, "--min-confidence", "possible"))
     assert inherited[("nets.py", 9, "DET603")]["confidence"] != "possible"
-    # a project subclass that adds a library base (a mixin): the library may call the method
-    (tmp_path / "nets.py").write_text(UNUSED_NETS + "\n\nclass Mixed(Losses, torch.nn.Module):\n    pass\n")
+    # a project subclass that adds such a base (a mixin): that library may call the method
+    (tmp_path / "nets.py").write_text(UNUSED_NETS + "\n\nclass Mixed(Losses, torch.nn.Linear):\n    pass\n")
     mixed = by_place(findings(tmp_path, "--min-confidence", "possible"))
     assert mixed[("nets.py", 9, "DET603")]["confidence"] != "possible"

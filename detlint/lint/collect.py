@@ -75,6 +75,7 @@ NO_GRADIENT, INDEX_TAKING = "group:gradient-free-results", "group:index-taking-c
 DATA_SOURCES = "group:data-sources"  # what they return is input data: nothing trainable upstream
 WEIGHT_MAKERS = "group:weight-making-ops"  # tf.layers.dense(x): trained whatever x is
 DIFFERENTIATED = "group:differentiated-inputs"  # tf.gradients(loss, x), tape.watch(x)
+HOOKS = "group:library-hooks"  # what a library calls on a subclass's object: read by programs/unused.py
 HOUSEKEEPING = "group:module-housekeeping"  # model.eval(), model.cuda(): no forward pass
 MODULE_IMPORTERS = "group:module-importers"  # importlib.import_module(name): an import by name
 VALUE_MAKERS = "group:value-makers"  # torch.Tensor(...): capitalised, yet no layer or model
@@ -90,7 +91,7 @@ MAX_BOUND_VALUES = 4  # values of one local name kept for referenced_names
 LAYER_KINDS = (("group:layer-stacks", STACK), ("group:input-stage-layers", INPUT_STAGE),
                ("group:trainable-layers", TRAINABLE))
 # consulted here (they shape the trace or mark what is only shown), never a finding's evidence
-NOT_EVIDENCE = frozenset({RUNNERS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
+NOT_EVIDENCE = frozenset({RUNNERS, HOOKS, DISPLAYS, WRAPPERS, STOPS, LOSS_COLLECTIONS, NO_GRADIENT, INDEX_TAKING, TAPES,
                           NO_GRAD_BLOCKS, CONFIG_BUILDERS, CONFIG_TREES, CONFIG_MERGERS, CPU_BLOCKS, RETURNS_RECEIVER,
                           "group:function-holders", "group:command-line-options",
                           *(group for group, _ in LAYER_KINDS)})
@@ -1229,13 +1230,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # class ModifiedTrainer(Trainer): its objects are the library class's, with what the
         # knowledge base says that class does (it seeds when made, it trains)
         library = [b for w, b in zip(written, bases) if w and b and self.external(b, w)
-                   and any(c in self.kb.index["call"] for c in names.candidates(b))]
+                   and any(owner != HOOKS for c in names.candidates(b) for owner, _ in self.kb.index["call"].get(c, ()))]
         if library and self.depth == 0:
             self.library_bases[node.name.value] = library[0]
         if self.depth == 0:
             self.classes.append(node.name.value)
             self.facts.classes.setdefault(node.name.value, [])
-            self.facts.class_bases[node.name.value] = [(w or "?").rsplit(".", 1)[-1] for w in written]
+            # a library's base by its qualified name, a project's by its last
+            self.facts.class_bases[node.name.value] = [
+                b if w and b and self.external(b, w) else (w or "?").rsplit(".", 1)[-1] for w, b in zip(written, bases)]
             project = [self.qualify(w) or w for w, b in zip(written, bases) if w and not self.external(b, w)]
             if project:
                 self.facts.bases[node.name.value] = project

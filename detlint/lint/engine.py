@@ -28,7 +28,7 @@ from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_
 from detlint.lint.programs import console_scripts
 from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
-from detlint.lint.programs.unused import UnusedCode
+from detlint.lint.programs.unused import UnusedCode, library_hooks
 from detlint.lint.programs.reach import ImportIndex
 from detlint.lint.files.sources import (NOTEBOOK_SIZE_FACTOR, SourceFile, file_problem, read_bytes, read_source,
                                         too_large, too_large_json)
@@ -153,6 +153,7 @@ class Linter:
         # tensor methods that return a new value and change nothing (KB group pure-methods)
         self.pure_methods = frozenset(name for name, owners in self.kb.index["method"].items()
                                       if any(owner == "group:pure-methods" for owner, _ in owners))
+        self.library_hooks = library_hooks(self.kb)  # what a library calls on a subclass (KB library-hooks)
         self._not_training: dict[Path, bool] = {}  # not_training's answers
         self._kb_roots: Optional[tuple[set[str], set[str]]] = None  # (modules, methods) the KB names
         self._import_index: Optional[ImportIndex] = None
@@ -801,7 +802,7 @@ class Linter:
                               imported=program is not None or bool(index.importers(here, 1)), entry=own,
                               defined_at=facts.functions, configured=configured,
                               named_in_programs=named_in_programs,
-                              unused=UnusedCode(here, facts, index, self.facts_of).reason)
+                              unused=UnusedCode(here, facts, index, self.facts_of, self.library_hooks).reason)
             reach.apply(out, facts.hits)
         if own and out:  # rules about training runs are as sure as the program's training is
             level, why = of_training(program, training_calls or [])

@@ -4,10 +4,12 @@
 
 A method counts as never called when its name is not written after a dot nor as a string
 anywhere in the project (``self.loss(...)``, ``Model.loss``, ``getattr(m, "loss")`` all count)
-and no library can call it for its object: neither its class nor any project class derived from
-it has a base other than ``object`` and project classes of the same kind (a ``forward`` of an
-``nn.Module``, a Keras ``call``, a mixin's hook are called by the framework, unnamed). Dunder
-methods are left alone.
+and no library can call it for its object: every base in the chain of its class, and of every
+project class derived from it, is ``object``, a project class of the same kind, or a library
+class the knowledge base's ``library-hooks`` group describes whose hooks do not include the
+method (``forward`` of an ``nn.Module``, a Keras ``call``, are called unnamed; an unlisted base
+may call anything). Dunder methods are left alone, and so are underscored ones of a class with a
+library base.
 """
 from __future__ import annotations
 
@@ -15,16 +17,35 @@ import re
 from pathlib import Path
 from typing import Callable, Optional
 
+from detlint.knowledge.kb import KnowledgeBase
+from detlint.lint import names
 from detlint.lint.ftypes import FileFacts, Hit
 from detlint.lint.programs.reach import ImportIndex
 
 MAX_DEPTH = 4  # subclass levels followed; deeper chains are not judged
+HOOKS = "group:library-hooks"
+Hooks = Callable[[str], Optional[frozenset[str]]]
+
+
+def library_hooks(kb: KnowledgeBase) -> Hooks:
+    """The methods the library calls on objects of a class derived from ``base`` (qualified), or
+    None when the knowledge base does not describe ``base``."""
+    known: dict[str, Optional[frozenset[str]]] = {}
+
+    def hooks(base: str) -> Optional[frozenset[str]]:
+        if base not in known:
+            found = [kb.matcher(owner, i) for c in names.candidates(base)
+                     for owner, i in kb.index["call"].get(c, ()) if owner == HOOKS]
+            known[base] = frozenset(m for matcher in found for arg, _, methods in matcher.runs_methods
+                                    if not arg for m in methods) if found else None
+        return known[base]
+    return hooks
 
 
 class UnusedCode:
     def __init__(self, here: Path, facts: FileFacts, index: ImportIndex,
-                 facts_of: Callable[[Path], Optional[FileFacts]]) -> None:
-        self.here, self.facts, self.index, self.facts_of = here, facts, index, facts_of
+                 facts_of: Callable[[Path], Optional[FileFacts]], hooks: Hooks) -> None:
+        self.here, self.facts, self.index, self.facts_of, self.hooks = here, facts, index, facts_of, hooks
         self.lone = {(line, col): attr for line, col, attr in facts.lone_attributes}
         self._methods: dict[str, str] = {}
 
@@ -46,11 +67,11 @@ class UnusedCode:
             return ""
         if self.index.matching(rf"\.\s*{re.escape(method)}\b|['\"]{re.escape(method)}['\"]"):
             return ""
-        if not _closed(self.facts, cls, set()) or not self._subclasses_closed(cls, 0):
+        if not self._closed(self.facts, cls, method, set()) or not self._subclasses_closed(cls, method, 0):
             return ""
         return f"nothing in the project calls {cls}.{method}"
 
-    def _subclasses_closed(self, cls: str, depth: int) -> bool:
+    def _subclasses_closed(self, cls: str, method: str, depth: int) -> bool:
         """Every project class derived from ``cls`` has only ``object`` and closed project classes
         as bases, and so do theirs."""
         if depth > MAX_DEPTH:
@@ -62,17 +83,24 @@ class UnusedCode:
             for sub, bases in facts.class_bases.items():
                 if cls not in bases or (facts is self.facts and sub == cls):
                     continue
-                if not all(b in (cls, "object") or _closed(facts, b, set()) for b in bases):
+                if not all(b == cls or self._base_closed(facts, b, method, set()) for b in bases):
                     return False
-                if not self._subclasses_closed(sub, depth + 1):
+                if not self._subclasses_closed(sub, method, depth + 1):
                     return False
         return True
 
 
-def _closed(facts: FileFacts, cls: str, seen: set[str]) -> bool:
-    """``cls`` is defined in ``facts``' file, and its bases are ``object`` or closed classes of
-    the same file: no library class in its chain."""
-    if cls not in facts.class_bases or cls in seen:
-        return False
-    seen.add(cls)
-    return all(b == "object" or _closed(facts, b, seen) for b in facts.class_bases[cls])
+    def _closed(self, facts: FileFacts, cls: str, method: str, seen: set[str]) -> bool:
+        """``cls`` is defined in ``facts``' file and no base in its chain may call ``method``."""
+        if cls not in facts.class_bases or cls in seen:
+            return False
+        seen.add(cls)
+        return all(self._base_closed(facts, b, method, seen) for b in facts.class_bases[cls])
+
+    def _base_closed(self, facts: FileFacts, base: str, method: str, seen: set[str]) -> bool:
+        if base == "object":
+            return True
+        if "." not in base:  # a project class: only one of this file is followed
+            return self._closed(facts, base, method, seen)
+        hooks = self.hooks(base)  # a library class the knowledge base describes
+        return hooks is not None and method not in hooks and not method.startswith("_")

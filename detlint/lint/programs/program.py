@@ -925,6 +925,9 @@ class ProgramBuilder:
         # a function's training calls, by walk key: a second call of train() trains again (the
         # last training call ends training, not the first), though its body is walked once
         trained: dict[tuple[Path, Optional[str], Receiver, Bindings], list[TraceHit]] = {}
+        # the call site a function was first walked from: the same call reached again (a runner's
+        # handed function noted twice, `typer.run(main)`) is that one call, no second training
+        first_from: dict[tuple[Path, Optional[str], Receiver, Bindings], Any] = {}
         replays = 0
         stack = [run(program.entry, None, None, 0)]
         walks: list[tuple[tuple[Path, Optional[str], Receiver, Bindings], int, bool]] = \
@@ -940,11 +943,13 @@ class ProgramBuilder:
                 continue
             key = (step[0], step[1], step[5], step[7])
             walked_off_default_only = visited.get(key) is False and step[6] is None  # it is walked again now
-            if trained.get(key) and step[4] and replays < MAX_REPLAYS and not walked_off_default_only:
+            if trained.get(key) and step[4] and replays < MAX_REPLAYS and not walked_off_default_only \
+                    and first_from.get(key) != (step[2], step[4]):
                 replays += 1  # walked before: its training calls run again here
                 here = step[2] or (step[4][-1][1], 0)  # where the entry runs it, or this call in the entry
                 program.trace.extend(TraceHit(th.hit, th.path, here[0], here[1], True, step[4], step[6])
                                      for th in trained[key])
+            first_from.setdefault(key, (step[2], step[4]))
             walks.append((key, len(program.trace), step[6] is None))
             stack.append(run(*step))
         program.modules = touched

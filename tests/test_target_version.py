@@ -100,6 +100,10 @@ setup(name="x", install_requires=REQUIRED + ["scipy"], extras_require={"gpu": ["
 """
     assert setup_py_requirements(setup) == ["numpy", "tensorflow-gpu>=1.12,<1.15", "scipy", "tensorflow-gpu==1.14"]
     assert setup_py_requirements("import os\nos.system('rm -rf /')\nsetup(") == []  # not valid: nothing read
+    # a module-level dict of requirement lists, one item given (TensorFlowTTS's setup.py)
+    table = 'requirements = {"install": ["tensorflow-gpu==2.7.0"], "test": ["pytest"]}\n' \
+            'install_requires = requirements["install"]\nsetup(name="x", install_requires=install_requires)\n'
+    assert setup_py_requirements(table) == ["tensorflow-gpu==2.7.0"]
     conda = "name: tf\ndependencies:\n  - python=3.6\n  - tensorflow-gpu=1.15.0=gpu_py36h5a509aa_0\n  - pip:\n    - keras==2.3.1\n"
     assert conda_requirements(conda) == ["python==3.6", "tensorflow-gpu==1.15.0", "pip:", "keras==2.3.1"]
 

@@ -157,6 +157,14 @@ def setup_py_requirements(text: str) -> list[str]:
             return [s for value in node.values for s in literal_strings(value, depth + 1)]
         if isinstance(node, ast.BinOp):
             return literal_strings(node.left, depth) + literal_strings(node.right, depth)
+        # install_requires = requirements["install"], a module-level dict's item
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and depth < 3 \
+                and isinstance(node.slice, ast.Constant) and isinstance(assigned.get(node.value.id), ast.Dict):
+            table = assigned[node.value.id]
+            assert isinstance(table, ast.Dict)
+            return [s for key, value in zip(table.keys, table.values)
+                    if isinstance(key, ast.Constant) and key.value == node.slice.value
+                    for s in literal_strings(value, depth + 1)]
         return []
 
     deps: list[str] = []

@@ -34,6 +34,7 @@ MATCHER_KEYS = set(MATCHER_KINDS) | {"kwargs", "value", "label", "needs-training
                                      "unless-only", "in-methods", "imported-before", "needs-also",
                                      "outside-methods", "runs-methods", "imports", "runs-later", "unless-reseeded",
                                      "unless-one-index", "receiver-named", "outside-try", "graph-op",
+                                     "unless-optimises-inputs",
                                      "one-per-value"} | PROVENANCE_KEYS
 OP_STATUSES = ("determinism", "raises", "no-fix")
 PROGRAM_KEYS = {"uses", "requires", "order", "when-present", "when-absent", "no-fix", "late-only", "report-at", "message", "message-late",
@@ -159,6 +160,8 @@ class Matcher:
     # methods that give the object made a seed later (``rng = random.Random()`` ... ``rng.seed(s)``):
     # a match whose object (a name or ``self.attr``) is given one in the same file is none
     unless_reseeded: tuple[str, ...] = ()
+    # a step of an optimiser made of listed tensors a network is fed (flow/optimised_inputs.py)
+    unless_optimises_inputs: tuple[str, ...] = ()  # the modules whose objects are optimisers
     # matched only inside methods of these names (a dataset's ``__getitem__``, which runs in the
     # loader's worker processes)
     in_methods: tuple[str, ...] = ()
@@ -497,6 +500,7 @@ class _Reader:
             draws_later=bool(spec.get("draws-later", False)), unless_only=tuple(spec.get("unless-only", ())),
             one_per_value=spec.get("one-per-value"),
             unless_reseeded=tuple(spec.get("unless-reseeded", ())),
+            unless_optimises_inputs=self.module_list(spec.get("unless-optimises-inputs"), f"{where}.unless-optimises-inputs"),
             unless_one_index=self.index_positions(spec.get("unless-one-index"), f"{where}.unless-one-index"),
             receiver_named=tuple(str(n) for n in spec.get("receiver-named", ())),
             in_methods=tuple(spec.get("in-methods", ())),
@@ -531,6 +535,13 @@ class _Reader:
         if value is None:
             return ()
         self.expect(kind == "method", where, "receiver-from and receiver-not-from apply to method matchers only")
+        self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
+                    where, "expected a non-empty list of module names")
+        return tuple(value)
+
+    def module_list(self, value: Any, where: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
         self.expect(isinstance(value, list) and value and all(isinstance(v, str) and v for v in value),
                     where, "expected a non-empty list of module names")
         return tuple(value)

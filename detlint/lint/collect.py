@@ -28,6 +28,7 @@ from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth, test_form
 from detlint.lint.flow.option_forms import form_options, form_params, plain_value
 from detlint.lint.flow.index_shapes import one_index_per_row
+from detlint.lint.flow.optimised_inputs import input_optimisers
 from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
 from detlint.lint.flow.sys_path import mentions_sys_path, sys_path_folders
 from detlint.lint.flow.config_trees import ConfigTrees, key_of
@@ -215,7 +216,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         self.file_flags: set[str] = set()  # "tape", "other gradients", "module model"
         self.plain_functions: list[str] = []  # top-level functions without decorators
         self.plain_classes: list[str] = []  # top-level classes without decorators (a registry's are not plain)
-        self.op_attributes: dict[tuple[int, int], str] = {}  # an op's position -> X of `self.X = <op>`
+        self.op_attributes: dict[tuple[int, int], str] = {}
+        self._input_optimisers: Optional[dict[Optional[str], tuple[set[str], set[str]]]] = None
+        self.module_node: Optional[cst.Module] = None  # an op's position -> X of `self.X = <op>`
         self.comments: list[str] = []  # a call left in a comment (`# loss2 = old_loss(x)`) runs nothing
         # parameters with a safe default a rule's argument reads (note_safe_default), waiting for
         # the hit they belong to; keywords any call of this file passes
@@ -532,6 +535,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         matcher = self.kb.matcher(owner, index)
         if matcher.outside_try and self.try_bodies:
             return  # `try: setup_tpu() except ...: pass`: no promise the program runs there
+        if matcher.unless_optimises_inputs and isinstance(node, cst.Call) and self.optimises_inputs(node, matcher):
+            return  # SGD([image]) and its step(): an image changes, no model
         # outside the methods it is about (a dataset's __getitem__): kept only if one of them
         # calls the function it is in (a helper __getitem__ calls: it runs in the workers too)
         aside = bool(matcher.in_methods) and (self.current_scope or "").rsplit(".", 1)[-1] not in matcher.in_methods
@@ -734,6 +739,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self.suites.append((node.body, True))
         self._note_docstring(node)
+        self.module_node = node
 
     def _note_docstring(self, node: "cst.Module | cst.ClassDef | cst.FunctionDef") -> None:
         """A docstring names no definition (for ``unreferenced``), as a comment does not."""
@@ -1762,6 +1768,24 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             if matcher.graph_op:  # the name the op is kept under: a session runs it by that name
                 detail = "op:" + (self.bound_attribute.get(id(node)) or self.bound_to.get(id(node)) or "").rsplit(".", 1)[-1]
             self.hit(owner, i, name or method, node, detail, self.pointed(node, matcher, True))
+
+    def optimises_inputs(self, node: cst.Call, matcher: Any) -> bool:
+        """Is ``node`` an optimiser of listed tensors a network is fed, made or used
+        (flow/optimised_inputs.py)? Found once the imports are known (at its first match)."""
+        if self._input_optimisers is None:
+            modules = matcher.unless_optimises_inputs
+            self._input_optimisers = {} if self.module_node is None else input_optimisers(
+                self.module_node, lambda call: any(names.within(self.qualify(dotted(call.func)) or "", m) for m in modules),
+                lambda name: name in self.facts.imports)
+        found, every = self._input_optimisers.get(
+            None if self.current_scope in (None, MAIN_GUARD) else self.current_scope, (set(), set()))
+        if not found:
+            return False
+        if isinstance(node.func, cst.Attribute) and matcher.kind == "method":
+            # optimizer.step(); self.model.zero_grad() beside it: no other optimiser's
+            receiver = dotted(node.func.value)
+            return receiver in found or receiver not in every
+        return (self.bound_to.get(id(node)) or self.bound_attribute.get(id(node))) in found
 
     def object_called(self, node: cst.Call, name: str) -> None:
         """``name`` holds an object a library made and ``node`` calls it, or hands it to a

@@ -1,0 +1,110 @@
+"""Optimisers that update an input, not a model: their step trains nothing.
+
+Saliency maps, deep dream, class visualisations, style transfer and adversarial examples make an
+optimiser of the tensors they listed one by one (``SGD([self.processed_image], lr=12)``) and
+feed those tensors to a network (``self.model(self.processed_image)``, ``x = layer(x)`` from
+``x = self.processed_image``): the step changes the image, the network's weights stay as they
+were loaded. Training means a gradient that updates a model's parameters, so such a step is no
+training call. An optimiser of listed tensors that are never handed to a network object (``SGD([w,
+b])`` of a hand-written regression, whose tensors are the model) still trains.
+
+An object call is a call of a name or ``self`` attribute the file neither defines nor imports
+(a model or layer object: ``self.model(x)``, ``layer(x)``), never a function (``torch.matmul(x,
+w)``, a project helper). One function's code is judged at a time, nested functions included,
+keyed by the scope the walk gives its top-level definition (``Class.method``), module level by
+None. In such a function, a step or gradient clearing of anything but another optimiser
+(``self.model.zero_grad()``) serves the input's update too.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator, Optional
+
+import libcst as cst
+
+from detlint.lint.conditions import dotted
+
+
+def input_optimisers(module: cst.Module, is_optimiser: Callable[[cst.Call], bool],
+                     imported: Callable[[str], bool]) -> dict[Optional[str], tuple[set[str], set[str]]]:
+    """Per scope that has one, the names (``optimizer``, ``self.opt``) bound to optimisers of
+    inputs, and those bound to any optimiser."""
+    defined = {node.name.value for node in _walk(module) if isinstance(node, (cst.FunctionDef, cst.ClassDef))}
+    out: dict[Optional[str], tuple[set[str], set[str]]] = {}
+    for scope, body in _scopes(module):
+        found, every = _judge(body, is_optimiser, lambda name: name in defined or imported(name))
+        if found:
+            mine = out.setdefault(scope, (set(), set()))
+            mine[0].update(found)
+            mine[1].update(every)
+    return out
+
+
+def _scopes(module: cst.Module) -> Iterator[tuple[Optional[str], list[cst.CSTNode]]]:
+    top: list[cst.CSTNode] = []
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            yield statement.name.value, [statement]
+        elif isinstance(statement, cst.ClassDef):
+            for item in statement.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    yield f"{statement.name.value}.{item.name.value}", [item]
+        else:
+            top.append(statement)
+    yield None, top
+
+
+def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool],
+           known: Callable[[str], bool]) -> tuple[set[str], set[str]]:
+    nodes = [node for root in body for node in _walk(root)]
+    listed: dict[str, set[str]] = {}  # optimiser name -> the tensors it was given
+    every: set[str] = set()  # every name bound to an optimiser
+    aliases: dict[str, str] = {}  # x = self.processed_image
+    for node in nodes:
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+            continue
+        target = dotted(node.targets[0].target)
+        value = node.value
+        if not target:
+            continue
+        if isinstance(value, cst.Call) and is_optimiser(value):
+            every.add(target)
+            tensors = _listed(value)
+            if tensors:
+                listed[target] = tensors
+        elif isinstance(value, (cst.Name, cst.Attribute)) and dotted(value):
+            aliases[target] = dotted(value) or ""
+    if not listed:
+        return set(), every
+    fed: set[str] = set()  # tensors handed to a network object
+    for node in nodes:
+        if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None:
+            continue
+        callee = dotted(node.func) or ""
+        head = callee.split(".")[0]
+        plain = callee.count(".") == 0 or (head == "self" and callee.count(".") == 1)
+        if not plain or known(callee.rsplit(".", 1)[-1]) or (head != "self" and known(head)):
+            continue
+        arg = dotted(node.args[0].value)
+        if arg:
+            fed.add(aliases.get(arg, arg))
+    return {name for name, tensors in listed.items() if tensors <= fed}, every
+
+
+def _listed(call: cst.Call) -> Optional[set[str]]:
+    """The tensors an optimiser was given one by one in a list or tuple display, if so."""
+    params = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "params"), None)
+    if params is None and call.args and call.args[0].keyword is None and not call.args[0].star:
+        params = call.args[0].value
+    if not isinstance(params, (cst.List, cst.Tuple)) or not params.elements:
+        return None
+    names = [dotted(e.value) if isinstance(e, cst.Element) and isinstance(e.value, (cst.Name, cst.Attribute)) else None
+             for e in params.elements]
+    return set(n for n in names if n) if all(names) else None
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))

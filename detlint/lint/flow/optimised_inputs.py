@@ -13,7 +13,10 @@ An object call is a call of a name or ``self`` attribute the file neither define
 w)``, a project helper). One function's code is judged at a time, nested functions included,
 keyed by the scope the walk gives its top-level definition (``Class.method``), module level by
 None. In such a function, a step or gradient clearing of anything but another optimiser
-(``self.model.zero_grad()``) serves the input's update too.
+(``self.model.zero_grad()``) serves the input's update too. A module-level helper that makes such
+an optimiser of its own parameters and returns it (``optimizer, n = setup_optimizer(img)``) is
+followed: its call binds an optimiser of the tensors passed there, and the helper itself counts
+as optimising an input when every call of it does.
 """
 from __future__ import annotations
 
@@ -29,14 +32,47 @@ def input_optimisers(module: cst.Module, is_optimiser: Callable[[cst.Call], bool
     """Per scope that has one, the names (``optimizer``, ``self.opt``) bound to optimisers of
     inputs, and those bound to any optimiser."""
     defined = {node.name.value for node in _walk(module) if isinstance(node, (cst.FunctionDef, cst.ClassDef))}
+    helpers = _helpers(module, is_optimiser)
     out: dict[Optional[str], tuple[set[str], set[str]]] = {}
+    calls: dict[str, list[bool]] = {}  # helper -> for each call of it, whether an input's optimiser
     for scope, body in _scopes(module):
-        found, every = _judge(body, is_optimiser, lambda name: name in defined or imported(name))
+        found, every, made = _judge(body, is_optimiser, lambda name: name in defined or imported(name), helpers)
+        for helper, name in made:
+            calls.setdefault(helper, []).append(name in found)
         if found:
             mine = out.setdefault(scope, (set(), set()))
             mine[0].update(found)
             mine[1].update(every)
+    for helper, inputs in calls.items():  # every caller optimises an input: so does the helper
+        if all(inputs):
+            out.setdefault(helper, (set(), set()))[0].add(helpers[helper][1])
+            out[helper][1].add(helpers[helper][1])
     return out
+
+
+def _helpers(module: cst.Module, is_optimiser: Callable[[cst.Call], bool]) -> dict[str, tuple[list[int], str]]:
+    """Module-level functions that make an optimiser of some of their own parameters, listed one
+    by one, and return it (alone, or first): name -> (those parameters' positions, the local name)."""
+    out: dict[str, tuple[list[int], str]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        params = [p.name.value for p in statement.params.params]
+        returned = {_first_returned(node) for node in _walk(statement) if isinstance(node, cst.Return)}
+        for node in _walk(statement):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call) \
+                    and is_optimiser(node.value):
+                target, tensors = dotted(node.targets[0].target), _listed(node.value)
+                if target and tensors and tensors <= set(params) and returned == {target}:
+                    out[statement.name.value] = (sorted(params.index(t) for t in tensors), target)
+    return out
+
+
+def _first_returned(node: cst.Return) -> Optional[str]:
+    value = node.value
+    if isinstance(value, cst.Tuple) and value.elements:
+        value = value.elements[0].value
+    return dotted(value) if value is not None else None
 
 
 def _scopes(module: cst.Module) -> Iterator[tuple[Optional[str], list[cst.CSTNode]]]:
@@ -53,17 +89,31 @@ def _scopes(module: cst.Module) -> Iterator[tuple[Optional[str], list[cst.CSTNod
     yield None, top
 
 
-def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool],
-           known: Callable[[str], bool]) -> tuple[set[str], set[str]]:
+def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool], known: Callable[[str], bool],
+           helpers: dict[str, tuple[list[int], str]]) -> tuple[set[str], set[str], list[tuple[str, str]]]:
     nodes = [node for root in body for node in _walk(root)]
     listed: dict[str, set[str]] = {}  # optimiser name -> the tensors it was given
     every: set[str] = set()  # every name bound to an optimiser
+    made: list[tuple[str, str]] = []  # (helper, name) of optimisers a helper made here
     aliases: dict[str, str] = {}  # x = self.processed_image
     for node in nodes:
         if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
             continue
         target = dotted(node.targets[0].target)
         value = node.value
+        helper = dotted(value.func) if isinstance(value, cst.Call) else None
+        if helper in helpers and isinstance(value, cst.Call):  # optimizer, n = setup_optimizer(img)
+            first = node.targets[0].target
+            if isinstance(first, cst.Tuple) and first.elements:
+                first = first.elements[0].value
+            name = dotted(first)
+            given = [dotted(a.value) for a in value.args if a.keyword is None and not a.star]
+            positions = helpers[helper][0]
+            if name and all(p < len(given) and given[p] for p in positions):
+                listed[name] = {given[p] or "" for p in positions}
+                every.add(name)
+                made.append((helper, name))
+            continue
         if not target:
             continue
         if isinstance(value, cst.Call) and is_optimiser(value):
@@ -74,7 +124,7 @@ def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool],
         elif isinstance(value, (cst.Name, cst.Attribute)) and dotted(value):
             aliases[target] = dotted(value) or ""
     if not listed:
-        return set(), every
+        return set(), every, made
     fed: set[str] = set()  # tensors handed to a network object
     for node in nodes:
         if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None:
@@ -87,7 +137,7 @@ def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool],
         arg = dotted(node.args[0].value)
         if arg:
             fed.add(aliases.get(arg, arg))
-    return {name for name, tensors in listed.items() if tensors <= fed}, every
+    return {name for name, tensors in listed.items() if tensors <= fed}, every, made
 
 
 def _listed(call: cst.Call) -> Optional[set[str]]:

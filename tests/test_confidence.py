@@ -321,3 +321,50 @@ def test_code_nothing_in_the_project_runs_is_possible(tmp_path: Path) -> None:
     (tmp_path / "nets.py").write_text(UNUSED_NETS + "\n\nclass Mixed(Losses, torch.nn.Linear):\n    pass\n")
     mixed = by_place(findings(tmp_path, "--min-confidence", "possible"))
     assert mixed[("nets.py", 9, "DET603")]["confidence"] != "possible"
+
+
+DEFAULT_AUGMENT = """\
+from numpy.random import default_rng
+
+
+def random_flip(data, rng=default_rng()):
+    flip = rng.random(size=data.shape[:1]) < 0.5
+    data[flip] = data[flip, ::-1]
+    return data
+"""
+DEFAULT_TRAIN = """\
+import numpy as np
+import torch
+from augment import random_flip
+
+torch.manual_seed(0)
+rng = np.random.default_rng(0)
+net = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+data = np.zeros((8, 4), dtype=np.float32)
+for step in range(10):
+    x = torch.from_numpy(random_flip(data, rng=rng))
+    opt.zero_grad()
+    net(x).sum().backward()
+    opt.step()
+"""
+
+
+def test_a_default_every_call_overrides_is_possible(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.detlint]\ntorch-version = \"2.0\"\n")
+    (tmp_path / "augment.py").write_text(DEFAULT_AUGMENT)
+    (tmp_path / "train.py").write_text(DEFAULT_TRAIN)
+    every = by_place(findings(tmp_path, "--min-confidence", "possible"))
+    unseeded = every[("augment.py", 4, "DET103")]
+    assert unseeded["confidence"] == "possible" and unseeded["unsure"] == "every call of random_flip passes rng"
+    assert ("augment.py", 4, "DET103") not in by_place(findings(tmp_path))
+    # by position too
+    (tmp_path / "train.py").write_text(DEFAULT_TRAIN.replace("rng=rng", "rng"))
+    assert by_place(findings(tmp_path, "--min-confidence", "possible"))[("augment.py", 4, "DET103")][
+        "confidence"] == "possible"
+    # one call that keeps the default, the function handed on as a value, or named in a string:
+    # the default may be used
+    for extra in ("random_flip(data)\n", "fns = [random_flip]\n", "fn = getattr(augment, 'random_flip')\n"):
+        (tmp_path / "eval.py").write_text("import augment\nfrom augment import random_flip\ndata = None\n" + extra)
+        kept = by_place(findings(tmp_path, "--min-confidence", "possible"))[("augment.py", 4, "DET103")]
+        assert kept["confidence"] != "possible", extra

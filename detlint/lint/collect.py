@@ -1140,6 +1140,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         rows += [[p.name.value, -1, p] for p in params.kwonly_params]
         out = []
         for name, position, param in rows:
+            if param.default is not None:
+                self.facts.default_spans.append([*self.pos(param.default), scope, name, position])
             default = self.value(param.default) if param.default is not None else UNKNOWN
             out.append([name, position, ["lit", default] if plain_value(default) else None])
         if out:

@@ -176,6 +176,9 @@ class FileFacts:
     # class -> the last names of all its written bases (``object`` included): a class whose chain
     # holds no library class has no method a framework calls for it
     class_bases: dict[str, list[str]] = field(default_factory=dict)
+    # [line, col, end_line, end_col, function, parameter, position] of parameter defaults: what a
+    # default holds runs for nothing when every call of the function passes that parameter
+    default_spans: list[list[Any]] = field(default_factory=list)
     # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
     evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
     # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`

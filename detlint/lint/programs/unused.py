@@ -10,17 +10,25 @@ class the knowledge base's ``library-hooks`` group describes whose hooks do not 
 method (``forward`` of an ``nn.Module``, a Keras ``call``, are called unnamed; an unlisted base
 may call anything). Dunder methods are left alone, and so are underscored ones of a class with a
 library base.
+
+What a parameter's default holds (``def crop(x, rng=default_rng())``) is never used when every
+call of the function in the project passes that parameter (``crop(x, rng=self.rng)``): the name
+must appear only where it is defined, imported or called, and every call must be one the
+collector kept with its arguments.
 """
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from pathlib import Path
 from typing import Callable, Optional
 
 from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint import names
 from detlint.lint.ftypes import FileFacts, Hit
-from detlint.lint.programs.reach import ImportIndex
+from detlint.lint.files.sources import read_bytes
+from detlint.lint.programs.reach import MAX_TEXT, ImportIndex
 
 MAX_DEPTH = 4  # subclass levels followed; deeper chains are not judged
 HOOKS = "group:library-hooks"
@@ -48,9 +56,17 @@ class UnusedCode:
         self.here, self.facts, self.index, self.facts_of, self.hooks = here, facts, index, facts_of, hooks
         self.lone = {(line, col): attr for line, col, attr in facts.lone_attributes}
         self._methods: dict[str, str] = {}
+        self._overridden: dict[tuple[str, str, int], str] = {}
 
     def reason(self, hit: Hit) -> str:
         """Why ``hit`` never runs, or "" when it may."""
+        for line, col, end_line, end_col, function, param, position in self.facts.default_spans:
+            if (line, col) <= (hit.line, hit.col) <= (end_line, end_col):
+                key = (function, param, position)
+                if key not in self._overridden:
+                    self._overridden[key] = self._always_passed(function, param, position)
+                if self._overridden[key]:
+                    return self._overridden[key]
         attr = self.lone.get((hit.line, hit.col))
         if attr is not None and not set(self.index.naming_word(attr)) - {self.here}:
             return f"nothing in the project uses self.{attr}"
@@ -70,6 +86,31 @@ class UnusedCode:
         if not self._closed(self.facts, cls, method, set()) or not self._subclasses_closed(cls, method, 0):
             return ""
         return f"nothing in the project calls {cls}.{method}"
+
+    def _always_passed(self, function: str, param: str, position: int) -> str:
+        """Every call of ``function`` in the project passes ``param``: its default is not used."""
+        name = function.rsplit(".", 1)[-1]
+        if name.startswith("__") and name.endswith("__"):
+            return ""  # __init__ and friends are called unnamed
+        calls = 0
+        for path in {self.here, *self.index.naming_word(name)}:
+            lines = _call_lines(path, name)
+            if lines is None:
+                return ""  # named as a value, a string or in a notebook: it may be called unseen
+            facts = self.facts if path == self.here else self.facts_of(path)
+            if lines and (facts is None or facts.error is not None):
+                return ""
+            for line in lines:
+                sites = [s for s in facts.calls if s.line == line and s.target.rsplit(".", 1)[-1] == name]
+                if not sites:
+                    return ""  # a call the collector did not keep
+                for site in sites:
+                    rows = facts.call_args.get(f"{site.line}:{site.col}")
+                    if rows is None or not any(keyword == param or (not keyword and position >= 0 and at == position)
+                                               for keyword, at, _ in rows):
+                        return ""
+                    calls += 1
+        return f"every call of {name} passes {param}" if calls else ""
 
     def _subclasses_closed(self, cls: str, method: str, depth: int) -> bool:
         """Every project class derived from ``cls`` has only ``object`` and closed project classes
@@ -104,3 +145,36 @@ class UnusedCode:
             return self._closed(facts, base, method, seen)
         hooks = self.hooks(base)  # a library class the knowledge base describes
         return hooks is not None and method not in hooks and not method.startswith("_")
+
+
+def _call_lines(path: Path, word: str) -> Optional[list[int]]:
+    """The lines where ``path``'s code calls ``word``, or None when it names it otherwise (passed
+    as a value, in a string, in a file that cannot be tokenized) besides defining or importing it."""
+    if path.suffix != ".py":
+        return None
+    data, _ = read_bytes(path, MAX_TEXT)
+    if data is None:
+        return None
+    try:
+        tokens = [t for t in tokenize.tokenize(io.BytesIO(data).readline)
+                  if t.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return None
+    pattern = re.compile(rf"\b{re.escape(word)}\b")
+    lines = []
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.STRING and pattern.search(tok.string):
+            before = tokens[i - 1].type if i else tokenize.NEWLINE
+            after = tokens[i + 1].type if i + 1 < len(tokens) else tokenize.ENDMARKER
+            if not (before in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+                    and after in (tokenize.NEWLINE, tokenize.ENDMARKER)):
+                return None  # a string that may name it for a lookup (docstrings do not count)
+        elif tok.type == tokenize.NAME and tok.string == word:
+            before = tokens[i - 1].string if i else ""
+            after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+            if before == "def" or tok.line.lstrip().startswith(("import ", "from ")):
+                continue
+            if after != "(":
+                return None
+            lines.append(tok.start[0])
+    return lines

@@ -321,6 +321,22 @@ def test_code_nothing_in_the_project_runs_is_possible(tmp_path: Path) -> None:
     (tmp_path / "nets.py").write_text(UNUSED_NETS + "\n\nclass Mixed(Losses, torch.nn.Linear):\n    pass\n")
     mixed = by_place(findings(tmp_path, "--min-confidence", "possible"))
     assert mixed[("nets.py", 9, "DET603")]["confidence"] != "possible"
+    # called without its name after a dot: an alias in the class body, a lookup by a computed
+    # name, a decorator that may keep it
+    for changed in (UNUSED_NETS.replace("    def mse(", "    __call__ = ce\n\n    def mse("),
+                    UNUSED_NETS + "\n\ndef pick(losses, kind):\n    return losses.run(kind)\n",
+                    UNUSED_NETS.replace("        return ((a - b)", "        getattr(self, 'c' + 'e')\n        return ((a - b)"),
+                    UNUSED_NETS.replace("    def ce(", "    @keep\n    def ce(").replace("import torch\n", "import torch\nkeep = list\n", 1)):
+        (tmp_path / "nets.py").write_text(changed)
+        line = 9 + changed.count("\n", 0, changed.index("def ce(")) - UNUSED_NETS.count("\n", 0, UNUSED_NETS.index("def ce("))
+        kept = by_place(findings(tmp_path, "--min-confidence", "possible"))[("nets.py", line, "DET603")]
+        assert (kept["confidence"] == "possible") == ("pick(" in changed), changed
+    # a module whose submodules another file iterates: its attributes may all run
+    (tmp_path / "nets.py").write_text(UNUSED_NETS)
+    (tmp_path / "features.py").write_text("import torch\nfrom nets import Net\n"
+                                          "trunk = torch.nn.Sequential(*list(Net().children()))\n")
+    assert by_place(findings(tmp_path, "--min-confidence", "possible"))[("nets.py", 17, "DET603")][
+        "confidence"] != "possible"
 
 
 DEFAULT_AUGMENT = """\

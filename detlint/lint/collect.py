@@ -1779,14 +1779,15 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self._input_optimisers = {} if self.module_node is None else input_optimisers(
                 self.module_node, lambda call: any(names.within(self.qualify(dotted(call.func)) or "", m) for m in modules),
                 lambda name: name in self.facts.imports)
-        found, every = self._input_optimisers.get(
+        found, networks = self._input_optimisers.get(
             None if self.current_scope in (None, MAIN_GUARD) else self.current_scope, (set(), set()))
         if not found:
             return False
         if isinstance(node.func, cst.Attribute) and matcher.kind == "method":
-            # optimizer.step(); self.model.zero_grad() beside it: no other optimiser's
+            # optimizer.step(); self.model.zero_grad() of the network the input is fed to beside
+            # it (a model's own optimiser, as in adversarial training, still trains)
             receiver = dotted(node.func.value)
-            return receiver in found or receiver not in every
+            return receiver in found or receiver in networks
         return (self.bound_to.get(id(node)) or self.bound_attribute.get(id(node))) in found
 
     def object_called(self, node: cst.Call, name: str) -> None:

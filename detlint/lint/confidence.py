@@ -71,7 +71,7 @@ class FileReach:
                  named_elsewhere: Callable[[str], bool], imported: bool, entry: bool = False,
                  defined_at: Optional[dict[str, int]] = None, configured: Iterable[str] = (),
                  named_in_programs: Callable[[str], str] = lambda name: "",
-                 unused: Callable[[Hit], str] = lambda hit: "") -> None:
+                 unused: Callable[[Hit, bool], str] = lambda hit, reached: "") -> None:
         self.levels: dict[tuple[int, int], tuple[str, str]] = {}
         self.runners, self.unreferenced = bool(runners), set(unreferenced)
         self.named_elsewhere, self.imported, self.entry = named_elsewhere, imported, entry
@@ -121,7 +121,7 @@ class FileReach:
                 continue  # not one of this file's hits (a program finding placed elsewhere)
             level, why = self.levels.get((diag.line, diag.col)) or self.unreached(hit)
             lower(diag, level, why)
-            never = self.unused(hit)
+            never = self.unused(hit, (diag.line, diag.col) in self.levels)
             if never:
                 lower(diag, "possible", never)
 

@@ -6,47 +6,53 @@ feed those tensors to a network (``self.model(self.processed_image)``, ``x = lay
 ``x = self.processed_image``): the step changes the image, the network's weights stay as they
 were loaded. Training means a gradient that updates a model's parameters, so such a step is no
 training call. An optimiser of listed tensors that are never handed to a network object (``SGD([w,
-b])`` of a hand-written regression, whose tensors are the model) still trains.
+b])`` of a hand-written regression, whose tensors are the model) still trains, and so does one
+made once and stepped in a loop over data (a prompt or latent learned from the batches).
 
 An object call is a call of a name or ``self`` attribute the file neither defines nor imports
 (a model or layer object: ``self.model(x)``, ``layer(x)``), never a function (``torch.matmul(x,
 w)``, a project helper). One function's code is judged at a time, nested functions included,
 keyed by the scope the walk gives its top-level definition (``Class.method``), module level by
-None. In such a function, a step or gradient clearing of anything but another optimiser
-(``self.model.zero_grad()``) serves the input's update too. A module-level helper that makes such
+None. In such a function, the gradient clearing of a network the inputs are fed to
+(``self.model.zero_grad()``) serves the input's update too; another optimiser's step (a model's
+own, in adversarial training) still trains. A module-level helper that makes such
 an optimiser of its own parameters and returns it (``optimizer, n = setup_optimizer(img)``) is
 followed: its call binds an optimiser of the tensors passed there, and the helper itself counts
 as optimising an input when every call of it does.
 """
 from __future__ import annotations
 
+import builtins
 from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
 from detlint.lint.conditions import dotted
 
+_BUILTINS = frozenset(dir(builtins))  # print(w), len(x): no network
+
 
 def input_optimisers(module: cst.Module, is_optimiser: Callable[[cst.Call], bool],
                      imported: Callable[[str], bool]) -> dict[Optional[str], tuple[set[str], set[str]]]:
     """Per scope that has one, the names (``optimizer``, ``self.opt``) bound to optimisers of
-    inputs, and those bound to any optimiser."""
+    inputs, and the network objects those inputs are fed to (``self.model``: their gradient
+    clearing serves the input's update)."""
     defined = {node.name.value for node in _walk(module) if isinstance(node, (cst.FunctionDef, cst.ClassDef))}
     helpers = _helpers(module, is_optimiser)
     out: dict[Optional[str], tuple[set[str], set[str]]] = {}
     calls: dict[str, list[bool]] = {}  # helper -> for each call of it, whether an input's optimiser
+    known = lambda name: name in defined or name in _BUILTINS or imported(name)  # noqa: E731
     for scope, body in _scopes(module):
-        found, every, made = _judge(body, is_optimiser, lambda name: name in defined or imported(name), helpers)
+        found, networks, made = _judge(body, is_optimiser, known, helpers)
         for helper, name in made:
             calls.setdefault(helper, []).append(name in found)
         if found:
             mine = out.setdefault(scope, (set(), set()))
             mine[0].update(found)
-            mine[1].update(every)
+            mine[1].update(networks)
     for helper, inputs in calls.items():  # every caller optimises an input: so does the helper
         if all(inputs):
             out.setdefault(helper, (set(), set()))[0].add(helpers[helper][1])
-            out[helper][1].add(helpers[helper][1])
     return out
 
 
@@ -123,9 +129,10 @@ def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool], kn
                 listed[target] = tensors
         elif isinstance(value, (cst.Name, cst.Attribute)) and dotted(value):
             aliases[target] = dotted(value) or ""
+    listed = {name: tensors for name, tensors in listed.items() if not _stepped_over_data(body, name)}
     if not listed:
-        return set(), every, made
-    fed: set[str] = set()  # tensors handed to a network object
+        return set(), set(), made
+    fed: dict[str, set[str]] = {}  # tensors handed to a network object -> those objects
     for node in nodes:
         if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None:
             continue
@@ -136,8 +143,39 @@ def _judge(body: list[cst.CSTNode], is_optimiser: Callable[[cst.Call], bool], kn
             continue
         arg = dotted(node.args[0].value)
         if arg:
-            fed.add(aliases.get(arg, arg))
-    return {name for name, tensors in listed.items() if tensors <= fed}, every, made
+            fed.setdefault(aliases.get(arg, arg), set()).add(callee)
+    found = {name for name, tensors in listed.items() if tensors <= set(fed)}
+    networks = {callee for name in found for tensor in listed[name] for callee in fed[tensor]}
+    return found, networks, made
+
+
+def _stepped_over_data(body: list[cst.CSTNode], name: str) -> bool:
+    """Is the optimiser ``name`` made outside a loop over data (``for x, y in loader:``, not
+    ``range``) and stepped inside it? Then what it was given is learned from the data (a prompt,
+    a latent code, a hand-written model), not one input made to fit (an image, a perturbation
+    made afresh for each batch)."""
+    for root in body:
+        for loop in _walk(root):
+            if not isinstance(loop, cst.For) or _counts(loop.iter):
+                continue
+            inside = list(_walk(loop.body))
+            made = any(isinstance(n, cst.Assign) and any(name == dotted(t.target) or (
+                isinstance(t.target, cst.Tuple) and any(name == dotted(e.value) for e in t.target.elements))
+                for t in n.targets) for n in inside)
+            stepped = any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                          and n.func.attr.value == "step" and dotted(n.func.value) == name for n in inside)
+            if stepped and not made:
+                return True
+    return False
+
+
+def _counts(iterable: cst.BaseExpression) -> bool:
+    """``range(n)``, ``enumerate(range(n))``, ``tqdm(range(n))``: a loop of iterations, not of data."""
+    while isinstance(iterable, cst.Call) and iterable.args:
+        if dotted(iterable.func) in ("range", "trange"):
+            return True
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Call) and dotted(iterable.func) in ("range", "trange")
 
 
 def _listed(call: cst.Call) -> Optional[set[str]]:

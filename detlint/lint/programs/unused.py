@@ -31,6 +31,11 @@ from detlint.lint.files.sources import read_bytes
 from detlint.lint.programs.reach import MAX_TEXT, ImportIndex
 
 MAX_DEPTH = 4  # subclass levels followed; deeper chains are not judged
+PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod", "setter", "getter"})
+# another file reaching a module's children without their names (nn.Sequential(*net.children()))
+ITERATED_SUBMODULES = r"\b(?:named_)?(?:children|modules)\s*\(|\b_modules\b"
+# a method looked up by a computed name (anything but one plain string: getattr(self, "head_" + kind))
+COMPUTED_GETATTR = re.compile(r"\bgetattr\s*\(\s*self\s*,(?!\s*(['\"])\w*\1\s*[,)])")
 HOOKS = "group:library-hooks"
 Hooks = Callable[[str], Optional[frozenset[str]]]
 
@@ -57,9 +62,12 @@ class UnusedCode:
         self.lone = {(line, col): attr for line, col, attr in facts.lone_attributes}
         self._methods: dict[str, str] = {}
         self._overridden: dict[tuple[str, str, int], str] = {}
+        self._dynamic: Optional[bool] = None
 
-    def reason(self, hit: Hit) -> str:
-        """Why ``hit`` never runs, or "" when it may."""
+    def reason(self, hit: Hit, reached: bool = False) -> str:
+        """Why ``hit`` never runs, or "" when it may. A method a program's trace ``reached`` was
+        seen to be called; a default every call passes over, or a module made in ``__init__`` and
+        never called, is unused however far the trace went."""
         for line, col, end_line, end_col, function, param, position in self.facts.default_spans:
             if (line, col) <= (hit.line, hit.col) <= (end_line, end_col):
                 key = (function, param, position)
@@ -68,8 +76,10 @@ class UnusedCode:
                 if self._overridden[key]:
                     return self._overridden[key]
         attr = self.lone.get((hit.line, hit.col))
-        if attr is not None and not set(self.index.naming_word(attr)) - {self.here}:
-            return f"nothing in the project uses self.{attr}"
+        if attr is not None and not self._iterated_elsewhere() and not set(self.index.naming_word(attr)) - {self.here}:
+            return f"nothing in the project uses self.{attr}"  # made when its object is (reached or not), never called
+        if reached:
+            return ""
         parts = (hit.scope or "").split(".")
         if len(parts) < 2 or parts[1] not in self.facts.classes.get(parts[0], ()):
             return ""
@@ -78,11 +88,24 @@ class UnusedCode:
             self._methods[scope] = self._never_called(parts[0], parts[1])
         return self._methods[scope]
 
+    def _iterated_elsewhere(self) -> bool:
+        """Another file that imports this one reaches submodules without their names
+        (``nn.Sequential(*net.children())``)."""
+        if self._dynamic is None:
+            iterating = set(self.index.matching(ITERATED_SUBMODULES)) - {self.here}
+            self._dynamic = bool(iterating and iterating & set(self.index.importers(self.here, 1)))
+        return self._dynamic
+
     def _never_called(self, cls: str, method: str) -> str:
         if method.startswith("__") and method.endswith("__"):
             return ""
+        if set(self.facts.decorators.get(f"{cls}.{method}", ())) - PLAIN_DECORATORS:
+            return ""  # @register def loss(...): a decorator may keep it to call later
         if self.index.matching(rf"\.\s*{re.escape(method)}\b|['\"]{re.escape(method)}['\"]"):
             return ""
+        text = _text(self.here)
+        if _named_in_class_body(text, method) or COMPUTED_GETATTR.search(text):
+            return ""  # `__call__ = ce` in the class body, or getattr(self, "head_" + kind)
         if not self._closed(self.facts, cls, method, set()) or not self._subclasses_closed(cls, method, 0):
             return ""
         return f"nothing in the project calls {cls}.{method}"
@@ -145,6 +168,21 @@ class UnusedCode:
             return self._closed(facts, base, method, seen)
         hooks = self.hooks(base)  # a library class the knowledge base describes
         return hooks is not None and method not in hooks and not method.startswith("_")
+
+
+def _text(path: Path) -> str:
+    data, _ = read_bytes(path, MAX_TEXT)
+    return data.decode("utf-8", errors="replace") if data is not None else ""
+
+
+def _named_in_class_body(text: str, method: str) -> bool:
+    """A statement at the indentation of ``def method(`` that names it bare (``__call__ = ce``,
+    ``x = property(get_x)``): the class calls it under another name."""
+    indents = {m.group(1) for m in re.finditer(rf"(?m)^([ \t]+)(?:async\s+)?def\s+{re.escape(method)}\s*\(", text)}
+    word = re.compile(rf"(?<![.\w]){re.escape(method)}\b")
+    return any(line.startswith(indent) and not line[len(indent):][:1].isspace()
+               and not re.match(r"(?:async\s+)?def\s", line[len(indent):]) and word.search(line)
+               for line in text.splitlines() for indent in indents)
 
 
 def _call_lines(path: Path, word: str) -> Optional[list[int]]:

@@ -77,12 +77,15 @@ EVALUATION_NAME = re.compile(r"(?:^|_)(?:test|val|valid|validation|eval|evaluati
                              r"|^(?:test|val|valid|eval)(?:loader|set|data|dataset|ds|iter|batches|gen|generator)s?$",
                              re.IGNORECASE)
 TRAIN_WORD = re.compile(r"(?:^|_)train", re.IGNORECASE)
+CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def evaluation_name(name: str) -> bool:
     """A name for test or validation data only (``test_loader``, ``x_val``), not one that also
-    says it trains (``train_val_loader``: training on the train and validation splits)."""
-    return bool(EVALUATION_NAME.search(name)) and not TRAIN_WORD.search(name)
+    says it trains (``train_val_loader``: training on the train and validation splits).
+    camelCase words count as separate (``testDataLoader``, ``valSet``)."""
+    words = CAMEL_BOUNDARY.sub("_", name)
+    return bool(EVALUATION_NAME.search(words)) and not TRAIN_WORD.search(words)
 
 
 # a command-line command named for anything but training (``python main.py test``)

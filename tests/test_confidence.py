@@ -384,3 +384,49 @@ def test_a_default_every_call_overrides_is_possible(tmp_path: Path) -> None:
         (tmp_path / "eval.py").write_text("import augment\nfrom augment import random_flip\ndata = None\n" + extra)
         kept = by_place(findings(tmp_path, "--min-confidence", "possible"))[("augment.py", 4, "DET103")]
         assert kept["confidence"] != "possible", extra
+
+
+REEXPORT_LAYERS = """\
+import torch
+
+
+class Plain(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Fancy(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=2, mode="bilinear")
+"""
+REEXPORT_TRAIN = """\
+import torch
+from pkg import Plain
+
+torch.manual_seed(0)
+net = Plain().cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x, y in batches:
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(net(x), y).backward()
+    opt.step()
+"""
+
+
+def test_a_class_only_a_package_init_re_exports_is_possible(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.detlint]\ntorch-version = \"2.0\"\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .layers import (\n    Fancy,\n    Plain,\n)\n")
+    (tmp_path / "pkg" / "layers.py").write_text(REEXPORT_LAYERS)
+    (tmp_path / "train.py").write_text(REEXPORT_TRAIN)
+    fancy = by_place(findings(tmp_path, "--min-confidence", "possible"))[("layers.py", 15, "DET603")]
+    assert fancy["confidence"] == "possible", fancy
+    # a training program that uses it: then it may run
+    (tmp_path / "train.py").write_text(REEXPORT_TRAIN.replace("from pkg import Plain", "from pkg import Plain, Fancy")
+                                       + "print(Fancy)\n")
+    used = by_place(findings(tmp_path, "--min-confidence", "possible"))[("layers.py", 15, "DET603")]
+    assert used["confidence"] == "likely" and "train.py names it" in used["unsure"], used

@@ -795,7 +795,7 @@ class Linter:
                 # the name were seen to run another definition (`from utils import *`)
                 elsewhere = {site[0] for p in runners if p is not None for (where, scope), sites
                              in p.callers.items() if scope == name and where != here for site in sites}
-                found = [f for f in index.naming_in_code(name) if f in program_files and f not in elsewhere]
+                found = [f for f in index.using_in_code(name) if f in program_files and f not in elsewhere]
                 return self._relative(found[0]) if found else ""
             reach = FileReach(here, [p for p in runners if p is not None], facts.unreferenced,
                               lambda name: name in configured or bool(set(index.naming_word(name)) - {here}),

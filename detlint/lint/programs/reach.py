@@ -158,6 +158,15 @@ class ImportIndex:
                                 if path.suffix != ".py" or _names_in_code(path, word)]
         return self._named[key]
 
+    def using_in_code(self, word: str) -> list[Path]:
+        """Files whose code refers to ``word`` beyond importing it: a package's ``__init__.py``
+        that re-exports a class does not use it."""
+        key = "\0use:" + word
+        if key not in self._named:
+            self._named[key] = [path for path in self.naming_in_code(word)
+                                if path.suffix != ".py" or _names_in_code(path, word, imports=False)]
+        return self._named[key]
+
     def matching(self, pattern: str) -> list[Path]:
         """Files whose text matches the regular expression ``pattern`` (kept, as naming_word)."""
         if pattern not in self._named:
@@ -226,10 +235,10 @@ def _imports(path: Path) -> tuple[set[str], Targets]:
     return words, (frozenset(d for d in dotted if all(d)), frozenset(relative))
 
 
-def _names_in_code(path: Path, word: str) -> bool:
+def _names_in_code(path: Path, word: str, imports: bool = True) -> bool:
     """Does the file's code refer to ``word`` as something defined elsewhere: an attribute
-    (``tl.cost.word``), an import, a short string that names it for a lookup, or a bare name the
-    file never binds itself (a file that defines ``word`` or assigns a variable of that name means
+    (``tl.cost.word``), an import (unless ``imports`` is False), a short string that names it for
+    a lookup, or a bare name the file never binds itself (a file that defines ``word`` or assigns a variable of that name means
     its own)? Comments and docstrings do not count."""
     data, _ = read_bytes(path, MAX_TEXT)
     if data is None:
@@ -242,7 +251,14 @@ def _names_in_code(path: Path, word: str) -> bool:
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return True  # not tokenizable: as the text says
     pattern = re.compile(rf"\b{re.escape(word)}\b")
+    statement_import = False  # inside an import statement (continuation lines too)
     for i, tok in enumerate(tokens):
+        if tok.type == tokenize.NEWLINE:
+            statement_import = False
+        elif tok.type == tokenize.NAME and tok.string in ("import", "from") and (
+                prev is None or prev.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+                or prev.string == ";"):
+            statement_import = True
         if tok.type == tokenize.STRING and pattern.search(tok.string) and len(tok.string) <= MAX_NAMING_STRING:
             # a string that names it for a lookup (`default="xent"`, `eval("losses." + name)`),
             # not a docstring or a string standing as a statement of its own
@@ -256,6 +272,9 @@ def _names_in_code(path: Path, word: str) -> bool:
         elif tok.type == tokenize.NAME and tok.string == word:
             after = tokens[i + 1].string if i + 1 < len(tokens) else ""
             before = prev.string if prev is not None else ""
+            if not imports and statement_import:
+                prev = tok
+                continue  # `from .ccpm import CCPM`: a re-export, no use
             if before in (".", "import") or (before == "," and _in_import(tokens, i)):
                 return True
             if before in ("def", "class", "as", "for") or (after == "=" and depth == 0):

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run detlint as a user would, at the round's code (worktree /work/r43code)
+# run detlint as a user would, at the round's code (worktree /work/r43code, b5eb6cc)
 n=$1
 cd /work/blind/r20/repos/$n || exit 1
 PYTHONPATH=/work/r43code /work/main/.venv/bin/python -m detlint . --no-cache > /work/blind/r20/runs/$n.txt 2>&1; echo "rc=$?" >> /work/blind/r20/runs/$n.txt

@@ -430,3 +430,61 @@ def test_a_class_only_a_package_init_re_exports_is_possible(tmp_path: Path) -> N
                                        + "print(Fancy)\n")
     used = by_place(findings(tmp_path, "--min-confidence", "possible"))[("layers.py", 15, "DET603")]
     assert used["confidence"] == "likely" and "train.py names it" in used["unsure"], used
+
+
+FLAG_GRAPHS = """\
+import numpy as np
+
+
+class Graphs:
+    def __init__(self, name, shuffled=False, scale=1.0):
+        self.name = name
+        self.shuffled = shuffled
+        self.scale = scale
+
+    def read(self):
+        order = np.arange(10)
+        if self.shuffled:
+            np.random.shuffle(order)
+        return order
+
+
+class SmallGraphs(Graphs):
+    def __init__(self, shuffled=False, **kwargs):
+        super().__init__("small", shuffled=shuffled, **kwargs)
+"""
+FLAG_TRAIN = """\
+import numpy as np
+import tensorflow as tf
+
+from graphs import Graphs, SmallGraphs
+
+tf.random.set_seed(0)
+order = Graphs("cora", scale=2.0).read()
+more = SmallGraphs().read()
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit(np.zeros((10, 3)), np.zeros((10, 1)), shuffle=False)
+"""
+
+
+def test_a_flag_no_construction_sets_is_off(tmp_path: Path) -> None:
+    """`if self.shuffled:` where shuffled is a constructor parameter defaulting to False that no
+    construction of the class (or of a subclass keeping a False default) passes: not run."""
+    (tmp_path / "pyproject.toml").write_text("[tool.detlint]\ntensorflow-version = \"2.15\"\n")
+    (tmp_path / "graphs.py").write_text(FLAG_GRAPHS)
+    (tmp_path / "train.py").write_text(FLAG_TRAIN)
+    shuffle = by_place(findings(tmp_path, "--min-confidence", "possible"))[("train.py", 7, "DET103")]
+    assert shuffle["confidence"] == "possible" and "graphs.py:13" in shuffle["unsure"], shuffle
+    assert ("train.py", 7, "DET103") not in by_place(findings(tmp_path))
+    # a construction that turns it on, by keyword, by position, or through the subclass
+    for turned_on in ('Graphs("cora", shuffled=True', 'Graphs("cora", True', 'SmallGraphs(shuffled=True'):
+        changed = FLAG_TRAIN.replace('Graphs("cora"', turned_on, 1) if "Small" not in turned_on else \
+            FLAG_TRAIN.replace("SmallGraphs()", turned_on + ")")
+        (tmp_path / "train.py").write_text(changed)
+        drawn = [r for r in findings(tmp_path, "--min-confidence", "possible") if r["code"] == "DET103"]
+        assert drawn and all(r["confidence"] != "possible" for r in drawn), turned_on
+    # the attribute set again elsewhere: not known to stay off
+    (tmp_path / "train.py").write_text(FLAG_TRAIN.replace("order = Graphs", "g = Graphs(\"x\")\ng.shuffled = True\norder = Graphs"))
+    drawn = [r for r in findings(tmp_path, "--min-confidence", "possible") if r["code"] == "DET103"]
+    assert drawn and all(r["confidence"] != "possible" for r in drawn)

@@ -1274,6 +1274,12 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.version_guards += 1
         if self.top_function is not None:
             self.branches.note_if(self.top_function, node, lambda n: (self.pos(n)[0], self.pos(n)[2]))
+        test = node.test
+        if self.classes and self.current_scope and "." in self.current_scope and isinstance(test, cst.Attribute) \
+                and isinstance(test.value, cst.Name) and test.value.value == "self":
+            # `if self.random_split:` in a method: off when every construction leaves the flag at
+            # a false default (programs/unused.py)
+            self.facts.flag_tests.append([*self.pos(node.body), self.current_scope.split(".")[0], test.attr.value])
 
     def _other_arm_keeps(self, name: str, value: cst.BaseExpression) -> bool:
         """Does an object of a known class bound to ``name`` in one arm of an if/elif ladder stay

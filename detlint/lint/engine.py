@@ -180,6 +180,8 @@ class Linter:
         self._config_targets: Optional[list[str]] = None
         self.builder.config_targets = self.config_targets
         self.builder.files_naming = lambda name: self.import_index.naming_word(name)
+        self.builder.flag_off = self._flag_off
+        self._unused: dict[Path, UnusedCode] = {}
         self._path_folders: Optional[list[str]] = None
         self.builder.resolver.path_folders = self.path_folders
         self._outlines: dict[Path, Optional[Outline]] = {}
@@ -802,7 +804,7 @@ class Linter:
                               imported=program is not None or bool(index.importers(here, 1)), entry=own,
                               defined_at=facts.functions, configured=configured,
                               named_in_programs=named_in_programs,
-                              unused=UnusedCode(here, facts, index, self.facts_of, self.library_hooks).reason)
+                              unused=self._unused_code(here, facts).reason)
             reach.apply(out, facts.hits)
         if own and out:  # rules about training runs are as sure as the program's training is
             level, why = of_training(program, training_calls or [])
@@ -906,6 +908,15 @@ class Linter:
             cell, in_cell = notebook.locate(line)
             return f"{self._relative(path)}:cell {cell}:{in_cell}"
         return f"{self._relative(path)}:{line}"
+
+    def _unused_code(self, path: Path, facts: FileFacts) -> UnusedCode:
+        found = self._unused.get(path)
+        if found is None or found.facts is not facts:
+            found = self._unused[path] = UnusedCode(path, facts, self.import_index, self.facts_of, self.library_hooks)
+        return found
+
+    def _flag_off(self, path: Path, facts: FileFacts, line: int, col: int) -> bool:
+        return bool(self._unused_code(path, facts).flag_off_at(line, col))
 
     def _relative(self, path: Path) -> str:
         try:

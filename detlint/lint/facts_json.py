@@ -39,7 +39,7 @@ def dump_facts(facts: FileFacts, key: str) -> bytes:
         "no_grad_decorators": facts.no_grad_decorators, "decorators": facts.decorators,
         "off_gradient": [list(p) for p in facts.off_gradient], "unreferenced": facts.unreferenced,
         "lone_attributes": facts.lone_attributes, "class_bases": facts.class_bases,
-        "default_spans": facts.default_spans,
+        "default_spans": facts.default_spans, "flag_tests": facts.flag_tests,
         "frozen_bindings": facts.frozen_bindings, "partly_frozen": [list(p) for p in facts.partly_frozen],
         "returns": facts.returns,
         "kept_params": facts.kept_params, "arg_types": facts.arg_types,
@@ -105,6 +105,8 @@ def load_facts(data: bytes, key: str) -> FileFacts:
         lone_attributes=[[_line(a), _col(b), _str(c)] for a, b, c in (_list(row, 3) for row in _list(doc.get("lone_attributes")))],
         default_spans=[[_line(a), _col(b), _line(c), _col(d), _str(e), _str(f), _int(g, -1)]
                        for a, b, c, d, e, f, g in (_list(row, 7) for row in _list(doc.get("default_spans")))],
+        flag_tests=[[_line(a), _col(b), _line(c), _col(d), _str(e), _str(f)]
+                    for a, b, c, d, e, f in (_list(row, 6) for row in _list(doc.get("flag_tests")))],
         class_bases={_str(k): [_str(v) for v in _list(refs)] for k, refs in _dict(doc.get("class_bases")).items()},
         builders=[_str(v) for v in _list(doc.get("builders"))],
         gradient_style=[_str(v) for v in _list(doc.get("gradient_style"))],

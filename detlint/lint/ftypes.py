@@ -179,6 +179,8 @@ class FileFacts:
     # [line, col, end_line, end_col, function, parameter, position] of parameter defaults: what a
     # default holds runs for nothing when every call of the function passes that parameter
     default_spans: list[list[Any]] = field(default_factory=list)
+    # [line, col, end_line, end_col, class, attribute] of the bodies of `if self.X:` in methods
+    flag_tests: list[list[Any]] = field(default_factory=list)
     # assignments in functions to names for test or validation data (``ds_val = ds.shuffle(..)``)
     evaluation_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
     # branches a run with the default command-line options never takes (`if FLAGS.real_robot:`

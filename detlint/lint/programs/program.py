@@ -210,6 +210,8 @@ class ProgramBuilder:
         self.config_targets: Callable[[], list[str]] = lambda: []
         # the project files that may define a class of this name (by their text)
         self.files_naming: Callable[[str], list[Path]] = lambda name: []
+        # is (line, col) of the file inside `if self.flag:` that no construction turns on (unused.py)?
+        self.flag_off: Callable[[Path, FileFacts, int, int], bool] = lambda path, facts, line, col: False
         self._config_leaves: dict[tuple[Path, int, int], dict[str, Any]] = {}  # read once per run
         self._spelled: dict[tuple[str, Path], Optional[tuple[tuple[Path, str], tuple[Path, str]]]] = {}
         self._registered: dict[tuple[str, Path], list[tuple[Path, str]]] = {}
@@ -881,7 +883,8 @@ class ProgramBuilder:
                 if optional is not None:
                     return optional
                 inside = any((l0, c0) <= (line, col) <= (l1, c1) for l0, c0, l1, c1 in facts.off_default_spans)
-                return (path, line) if inside or off_by_options(facts, line, col, scope, bindings) else None
+                return (path, line) if inside or off_by_options(facts, line, col, scope, bindings) or (
+                    facts.flag_tests and self.flag_off(path, facts, line, col)) else None
             # the main guard runs only in the entry file
             scopes = {scope, MAIN_GUARD} if scope is None and path == program.entry else {scope}
             events: list[tuple[int, int, int, Union[Hit, CallSite, Path]]] = []
@@ -899,8 +902,9 @@ class ProgramBuilder:
                 here = anchor or (line, col)
                 if isinstance(event, Hit):
                     # a hit on a branch the options or the caller's arguments rule out
-                    ruled_out = (path, line) if optional is None and (facts.option_tests and off_by_options(
-                        facts, line, col, scope, bindings)) else optional
+                    ruled_out = (path, line) if optional is None and ((facts.option_tests and off_by_options(
+                        facts, line, col, scope, bindings)) or (facts.flag_tests and self.flag_off(
+                            path, facts, line, col))) else optional
                     if reached.get(id(event), False) is not None:
                         reached[id(event)] = ruled_out
                     program.trace.append(TraceHit(event, path, here[0], here[1], True, via, ruled_out))

@@ -75,6 +75,9 @@ class UnusedCode:
                     self._overridden[key] = self._always_passed(function, param, position)
                 if self._overridden[key]:
                     return self._overridden[key]
+        off = self.flag_off_at(hit.line, hit.col)
+        if off:
+            return off
         attr = self.lone.get((hit.line, hit.col))
         if attr is not None and not self._iterated_elsewhere() and not set(self.index.naming_word(attr)) - {self.here}:
             return f"nothing in the project uses self.{attr}"  # made when its object is (reached or not), never called
@@ -135,6 +138,67 @@ class UnusedCode:
                     calls += 1
         return f"every call of {name} passes {param}" if calls else ""
 
+    def flag_off_at(self, line: int, col: int) -> str:
+        """Why (line, col) is inside an ``if self.flag:`` no construction turns on, or ""."""
+        for l0, c0, l1, c1, cls, flag in self.facts.flag_tests:
+            if (l0, c0) <= (line, col) <= (l1, c1):
+                off = self._flag_off(cls, flag)
+                if off:
+                    return off
+        return ""
+
+    def _flag_off(self, cls: str, attr: str) -> str:
+        """``self.attr`` holds a constructor parameter whose default is false, the class sets it
+        nowhere else, no file assigns it, and no construction of the class (or of a subclass
+        that keeps a false default for it) passes that parameter: ``if self.attr:`` never runs."""
+        key = (cls, attr, -2)
+        if key in self._overridden:
+            return self._overridden[key]
+        self._overridden[key] = ""
+        kept = self.facts.kept_params.get(f"{cls}.{attr}")
+        text = _text(self.here)
+        if not kept or len(re.findall(rf"\bself\.{re.escape(attr)}\s*=(?!=)", text)) != 1 \
+                or set(self.index.matching(rf"\.{re.escape(attr)}\s*=(?!=)|setattr\([^,()]+,\s*['\"]{re.escape(attr)}['\"]")) - {self.here}:
+            return ""
+        param = kept[0]
+        default = _false_default(self.facts, f"{cls}.__init__", param)
+        if default is UNSET or not self._never_passed(self.facts, cls, param, 0):
+            return ""
+        self._overridden[key] = f"every construction of {cls} leaves {param} at {default!r}"
+        return self._overridden[key]
+
+    def _never_passed(self, facts: FileFacts, cls: str, param: str, depth: int) -> bool:
+        """No call that makes a ``cls`` passes ``param``, and every project subclass keeps a false
+        default for it (and is made without it)."""
+        if depth > MAX_DEPTH:
+            return False
+        rows = facts.params.get(f"{cls}.__init__")
+        position = next((at for name, at, _ in rows or () if name == param), None)
+        for path in {self.here, *self.index.naming_word(cls)}:
+            uses = _class_uses(path, cls)
+            if uses is None:
+                return False  # named as a value (a factory, a table): it may be made unseen
+            other = self.facts if path == self.here else self.facts_of(path)
+            if other is None or other.error is not None:
+                return False
+            lines, subclasses = uses
+            for line in lines:
+                sites = [c for c in other.calls if c.line == line and c.target.rsplit(".", 1)[-1] == cls]
+                if not sites:
+                    return False
+                for site in sites:
+                    args = other.call_args.get(f"{site.line}:{site.col}")
+                    if args is None or any(keyword == "*" or keyword == param or (
+                            not keyword and position is not None and position >= 0 and at >= position)
+                            for keyword, at, _ in args):
+                        return False
+            for sub in subclasses:
+                if f"{sub}.__init__" in other.params and _false_default(other, f"{sub}.__init__", param) is UNSET:
+                    return False  # its own __init__ without a false default for it
+                if not self._never_passed(other, sub, param, depth + 1):
+                    return False
+        return True
+
     def _subclasses_closed(self, cls: str, method: str, depth: int) -> bool:
         """Every project class derived from ``cls`` has only ``object`` and closed project classes
         as bases, and so do theirs."""
@@ -170,6 +234,57 @@ class UnusedCode:
         return hooks is not None and method not in hooks and not method.startswith("_")
 
 
+UNSET = object()
+
+
+def _false_default(facts: FileFacts, function: str, param: str) -> object:
+    """The literal default of ``param`` of ``function`` when it is false (False, None, 0, ""),
+    else UNSET."""
+    for name, _, form in facts.params.get(function) or ():
+        if name == param and form and form[0] == "lit" and not form[1] and isinstance(form[1], (bool, int, str, type(None))):
+            return form[1]
+    return UNSET
+
+
+def _class_uses(path: Path, cls: str) -> Optional[tuple[list[int], list[str]]]:
+    """The lines where ``path``'s code calls ``cls`` (a class or function) and the classes it
+    derives from it, or None when it names it otherwise (a value handed on, a string, a notebook)."""
+    if path.suffix != ".py":
+        return None
+    data, _ = read_bytes(path, MAX_TEXT)
+    if data is None:
+        return None
+    try:
+        tokens = [t for t in tokenize.tokenize(io.BytesIO(data).readline)
+                  if t.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return None
+    lines: list[int] = []
+    subclasses: list[str] = []
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.STRING and cls in tok.string and re.search(rf"\b{re.escape(cls)}\b", tok.string):
+            before = tokens[i - 1].type if i else tokenize.NEWLINE
+            after = tokens[i + 1].type if i + 1 < len(tokens) else tokenize.ENDMARKER
+            if not (before in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+                    and after in (tokenize.NEWLINE, tokenize.ENDMARKER)):
+                return None
+        elif tok.type == tokenize.NAME and tok.string == cls:
+            before = tokens[i - 1].string if i else ""
+            after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+            stripped = tok.line.lstrip()
+            if before in ("class", "def") or stripped.startswith(("import ", "from ")):
+                continue
+            if stripped.startswith("class ") and before in ("(", ",", "."):
+                name = re.match(r"class\s+(\w+)", stripped)
+                if name:
+                    subclasses.append(name.group(1))
+                    continue
+            if after != "(":
+                return None
+            lines.append(tok.start[0])
+    return lines, subclasses
+
+
 def _text(path: Path) -> str:
     data, _ = read_bytes(path, MAX_TEXT)
     return data.decode("utf-8", errors="replace") if data is not None else ""
@@ -187,32 +302,7 @@ def _named_in_class_body(text: str, method: str) -> bool:
 
 def _call_lines(path: Path, word: str) -> Optional[list[int]]:
     """The lines where ``path``'s code calls ``word``, or None when it names it otherwise (passed
-    as a value, in a string, in a file that cannot be tokenized) besides defining or importing it."""
-    if path.suffix != ".py":
-        return None
-    data, _ = read_bytes(path, MAX_TEXT)
-    if data is None:
-        return None
-    try:
-        tokens = [t for t in tokenize.tokenize(io.BytesIO(data).readline)
-                  if t.type not in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING)]
-    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
-        return None
-    pattern = re.compile(rf"\b{re.escape(word)}\b")
-    lines = []
-    for i, tok in enumerate(tokens):
-        if tok.type == tokenize.STRING and pattern.search(tok.string):
-            before = tokens[i - 1].type if i else tokenize.NEWLINE
-            after = tokens[i + 1].type if i + 1 < len(tokens) else tokenize.ENDMARKER
-            if not (before in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
-                    and after in (tokenize.NEWLINE, tokenize.ENDMARKER)):
-                return None  # a string that may name it for a lookup (docstrings do not count)
-        elif tok.type == tokenize.NAME and tok.string == word:
-            before = tokens[i - 1].string if i else ""
-            after = tokens[i + 1].string if i + 1 < len(tokens) else ""
-            if before == "def" or tok.line.lstrip().startswith(("import ", "from ")):
-                continue
-            if after != "(":
-                return None
-            lines.append(tok.start[0])
-    return lines
+    as a value, in a string, a base of a class, in a file that cannot be tokenized) besides
+    defining or importing it."""
+    uses = _class_uses(path, word)
+    return None if uses is None or uses[1] else uses[0]

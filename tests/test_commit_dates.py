@@ -74,6 +74,19 @@ def test_a_floor_pin_gives_the_newest_release_out_by_the_last_commit(tmp_path: P
     assert json.loads(run(".", "--show-settings", cwd=tmp_path).stdout)["tensorflow-version"] == "2.1"
 
 
+def test_a_floor_pin_holds_until_the_project_was_last_changed(tmp_path: Path) -> None:
+    """An example last changed in 2020 in a project whose code changed until late 2023 under
+    ``tensorflow>=2.2.0``: the project ran it on the release of late 2023 (2.15), not 2020's 2.4.
+    Without a pin the program's own date stands."""
+    commit(tmp_path, "2020-12-20", {"requirements.txt": "tensorflow>=2.2.0\n", "examples/old.py": TF2})
+    commit(tmp_path, "2023-12-01", {"lib/layers.py": "import tensorflow as tf\n"})
+    shown = programs(tmp_path)["examples/old.py"]
+    assert shown["tensorflow-version"] == "2.15", shown
+    assert "the project was last changed on 2023-12-01" in shown["tensorflow-version-source"]
+    commit(tmp_path, "2023-12-02", {"requirements.txt": ""})
+    assert programs(tmp_path)["examples/old.py"]["tensorflow-version"] == "2.4"
+
+
 def test_what_a_notebook_printed_outweighs_its_date(tmp_path: Path) -> None:
     commit(tmp_path, "2018-06-01", {"nb.ipynb": notebook(("import torch\nprint(torch.__version__)", "1.10.0\n"),
                                                          (TORCH, ""))})

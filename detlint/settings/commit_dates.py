@@ -81,6 +81,12 @@ class CommitDates:
         self._checked[path] = day
         return day
 
+    def newest(self) -> Optional[datetime.date]:
+        """When the project was last changed: the newest date of its dated files."""
+        if self._dates is None:
+            self._dates = self._read()
+        return max((day for day, _ in self._dates.values()), default=None)
+
     def _read(self) -> dict[Path, tuple[datetime.date, str]]:
         git = _git()
         if git is None:

@@ -14,7 +14,8 @@ against, per framework:
 
 A program's entry file's last commit says which releases were out when it was written
 (``commit_dates.py``; the release dates are the knowledge base's ``released``): a pin that allows
-several releases (``tensorflow>=1.15``) gives the newest of them out by then; a guess from the
+several releases (``tensorflow>=1.15``) gives the newest of them out when the project was last
+changed (a pin holds for the whole project, whose later changes were run under it); a guess from the
 code's era ("Keras 2 code was typically written for TF 2.0") gives way to the newest release the
 code allows out by then; the version installed beside detlint, or the newest known, to an older
 one out by then. What the program states, an exact pin and the version installed in the project's
@@ -152,7 +153,10 @@ class ProgramVersions:
                            if v in allowed)
             if base.runs is not None and len(ranged) > 1 and base.runs[0] in ranged:
                 return base.runs[0], f"{base.runs[1]}, which {pin[1].split(' pins ')[0]}'s pin allows", ""
-            dated = self._dated(key, entry, ranged) if len(ranged) > 1 or ranged[:1] != (pin[0],) else None
+            # a range pin holds for the project as a whole: the newest release it allowed when
+            # the project (not only this program) was last changed
+            dated = self._dated(key, entry, ranged, project=True) if len(ranged) > 1 or ranged[:1] != (pin[0],) \
+                else None
             if dated is not None and dated[0] != pin[0]:
                 return dated[0], f"{pin[1]}; {dated[1]}", dated[2]
             if pin[0] in allowed:
@@ -198,7 +202,8 @@ class ProgramVersions:
             return False
         return f"{int(newest[:4]) + OUTDATED_YEARS}{newest[4:]}" < day.isoformat()
 
-    def _dated(self, key: str, entry: Path, versions: tuple[Version, ...]) -> Optional[tuple[Version, str, str]]:
+    def _dated(self, key: str, entry: Path, versions: tuple[Version, ...],
+               project: bool = False) -> Optional[tuple[Version, str, str]]:
         """The newest of ``versions`` that was out when ``entry`` was last changed (by its git
         history), and why; None without a date, or when none of them was out by then (the code
         needs a newer release than the date allows: the date is not trusted)."""
@@ -208,11 +213,13 @@ class ProgramVersions:
         day = self.dates.date(entry)
         if day is None:
             return None
-        when = day.isoformat()
+        newest = self.dates.newest() if project else None
+        later = newest is not None and newest > day
+        when = (newest if later else day).isoformat()
         out_by = dict(released)
         fits = [v for v in versions if v in out_by and out_by[v] <= when]
         title = framework(key).title
-        said = f"{entry.name} was last changed on {when}"
+        said = f"the project was last changed on {when}" if later else f"{entry.name} was last changed on {when}"
         if fits:
             version = max(fits)
             newest_then = max(v for v, d in released if d <= when)

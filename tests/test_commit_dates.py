@@ -87,6 +87,14 @@ def test_a_floor_pin_holds_until_the_project_was_last_changed(tmp_path: Path) ->
     assert programs(tmp_path)["examples/old.py"]["tensorflow-version"] == "2.4"
 
 
+def test_only_the_frameworks_code_dates_the_project(tmp_path: Path) -> None:
+    """A later README edit or a port to another framework runs none of this code: the example
+    stays at its own date's release under the floor pin."""
+    commit(tmp_path, "2020-12-20", {"requirements.txt": "tensorflow>=2.2.0\n", "examples/old.py": TF2})
+    commit(tmp_path, "2024-06-01", {"README.md": "# now on TF 2.16\n", "torch_port/train.py": TORCH})
+    assert programs(tmp_path)["examples/old.py"]["tensorflow-version"] == "2.4"
+
+
 def test_what_a_notebook_printed_outweighs_its_date(tmp_path: Path) -> None:
     commit(tmp_path, "2018-06-01", {"nb.ipynb": notebook(("import torch\nprint(torch.__version__)", "1.10.0\n"),
                                                          (TORCH, ""))})

@@ -380,7 +380,8 @@ def test_a_default_every_call_overrides_is_possible(tmp_path: Path) -> None:
         "confidence"] == "possible"
     # one call that keeps the default, the function handed on as a value, or named in a string:
     # the default may be used
-    for extra in ("random_flip(data)\n", "fns = [random_flip]\n", "fn = getattr(augment, 'random_flip')\n"):
+    for extra in ("random_flip(data)\n", "fns = [random_flip]\n", "fn = getattr(augment, 'random_flip')\n",
+                  "from augment import random_flip as flip\nflip(data)\n"):
         (tmp_path / "eval.py").write_text("import augment\nfrom augment import random_flip\ndata = None\n" + extra)
         kept = by_place(findings(tmp_path, "--min-confidence", "possible"))[("augment.py", 4, "DET103")]
         assert kept["confidence"] != "possible", extra
@@ -430,6 +431,11 @@ def test_a_class_only_a_package_init_re_exports_is_possible(tmp_path: Path) -> N
                                        + "print(Fancy)\n")
     used = by_place(findings(tmp_path, "--min-confidence", "possible"))[("layers.py", 15, "DET603")]
     assert used["confidence"] == "likely" and "train.py names it" in used["unsure"], used
+    # imported under another name: used too
+    (tmp_path / "train.py").write_text(REEXPORT_TRAIN.replace("from pkg import Plain", "from pkg import Plain, Fancy as Up")
+                                       + "print(Up)\n")
+    aliased = by_place(findings(tmp_path, "--min-confidence", "possible"))[("layers.py", 15, "DET603")]
+    assert aliased["confidence"] == "likely", aliased
 
 
 FLAG_GRAPHS = """\
@@ -484,6 +490,14 @@ def test_a_flag_no_construction_sets_is_off(tmp_path: Path) -> None:
         (tmp_path / "train.py").write_text(changed)
         drawn = [r for r in findings(tmp_path, "--min-confidence", "possible") if r["code"] == "DET103"]
         assert drawn and all(r["confidence"] != "possible" for r in drawn), turned_on
+    # made without its name written (type(self)(...)), or a subclass whose own __init__ sets it
+    for graphs in (FLAG_GRAPHS.replace("    def read(self):", "    def again(self):\n        return type(self)(self.name)\n\n    def read(self):"),
+                   FLAG_GRAPHS + "\n\nclass Shuffled(Graphs):\n    def __init__(self):\n        super().__init__(\"s\", shuffled=True)\n"):
+        (tmp_path / "graphs.py").write_text(graphs)
+        (tmp_path / "train.py").write_text(FLAG_TRAIN)
+        drawn = [r for r in findings(tmp_path, "--min-confidence", "possible") if r["code"] == "DET103"]
+        assert drawn and all(r["confidence"] != "possible" for r in drawn), graphs
+    (tmp_path / "graphs.py").write_text(FLAG_GRAPHS)
     # the attribute set again elsewhere: not known to stay off
     (tmp_path / "train.py").write_text(FLAG_TRAIN.replace("order = Graphs", "g = Graphs(\"x\")\ng.shuffled = True\norder = Graphs"))
     drawn = [r for r in findings(tmp_path, "--min-confidence", "possible") if r["code"] == "DET103"]

@@ -26,7 +26,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 SWEEP = 100  # files one commit touches beyond which it is taken for a sweep, not a change of each
 DEADLINE_S = 5.0  # the most a run spends on git; what was read by then is kept
@@ -81,11 +81,13 @@ class CommitDates:
         self._checked[path] = day
         return day
 
-    def newest(self) -> Optional[datetime.date]:
-        """When the project was last changed: the newest date of its dated files."""
+    def newest(self, keep: Callable[[Path], bool] = lambda path: True) -> Optional[datetime.date]:
+        """When the project's code was last changed: the newest date of its Python files and
+        notebooks that ``keep`` accepts (a README or Dockerfile edit runs no code)."""
         if self._dates is None:
             self._dates = self._read()
-        return max((day for day, _ in self._dates.values()), default=None)
+        return max((day for path, (day, _) in self._dates.items()
+                    if path.suffix in (".py", ".ipynb") and keep(path)), default=None)
 
     def _read(self) -> dict[Path, tuple[datetime.date, str]]:
         git = _git()

@@ -26,7 +26,9 @@ checked at the lowest version of the programs that run it (``lowest``).
 """
 from __future__ import annotations
 
+import datetime
 import os
+import re
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
@@ -91,6 +93,7 @@ class ProgramVersions:
         self._hint_cache: dict[tuple[Path, str], list] = {}
         self._sibling_cache: dict[Path, dict[str, object]] = {}
         self._readmes: dict[Path, list[tuple[str, str]]] = {}
+        self._newest: dict[str, Optional[datetime.date]] = {}
 
     def _stated(self, path: Path) -> dict[str, tuple[Version, str]]:
         """What a notebook states, read once per run (every framework asks)."""
@@ -153,10 +156,10 @@ class ProgramVersions:
                            if v in allowed)
             if base.runs is not None and len(ranged) > 1 and base.runs[0] in ranged:
                 return base.runs[0], f"{base.runs[1]}, which {pin[1].split(' pins ')[0]}'s pin allows", ""
-            # a range pin holds for the project as a whole: the newest release it allowed when
-            # the project (not only this program) was last changed
-            dated = self._dated(key, entry, ranged, project=True) if len(ranged) > 1 or ranged[:1] != (pin[0],) \
-                else None
+            # the project's range pin holds for the project as a whole: the newest release it
+            # allowed when the project's code (not only this program) was last changed
+            dated = self._dated(key, entry, ranged, project=pin is project_pin) \
+                if len(ranged) > 1 or ranged[:1] != (pin[0],) else None
             if dated is not None and dated[0] != pin[0]:
                 return dated[0], f"{pin[1]}; {dated[1]}", dated[2]
             if pin[0] in allowed:
@@ -213,7 +216,7 @@ class ProgramVersions:
         day = self.dates.date(entry)
         if day is None:
             return None
-        newest = self.dates.newest() if project else None
+        newest = self._project_newest(key) if project else None
         later = newest is not None and newest > day
         when = (newest if later else day).isoformat()
         out_by = dict(released)
@@ -233,6 +236,16 @@ class ProgramVersions:
             return (oldest, f"{said}, {current}; older than any version detlint knows, checked as {oldest}",
                     f"{title} {oldest} assumed: {said}")
         return None
+
+    def _project_newest(self, key: str) -> Optional[datetime.date]:
+        """When the project's code that imports the framework was last changed (a port to another
+        framework, changed later, says nothing of this one)."""
+        if key not in self._newest:
+            starts = framework(key).starts or (key,)
+            imports = re.compile(rf"(?m)^[\s\"]*(?:import|from)\s+(?:{'|'.join(map(re.escape, starts))})\b")
+            self._newest[key] = self.dates.newest(lambda path: bool(imports.search(self._text(path)))) \
+                if self.dates is not None else None
+        return self._newest[key]
 
     def _era(self, key: str, files: list[Path]) -> Optional[tuple[tuple[Version, ...], list[str], Version]]:
         """The versions the program's own code allows, its evidence, and the version such code

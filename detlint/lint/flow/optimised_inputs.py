@@ -170,12 +170,16 @@ def _stepped_over_data(body: list[cst.CSTNode], name: str) -> bool:
 
 
 def _counts(iterable: cst.BaseExpression) -> bool:
-    """``range(n)``, ``enumerate(range(n))``, ``tqdm(range(n))``: a loop of iterations, not of data."""
+    """``range(n)``, ``enumerate(range(n))``, ``tqdm(range(n))``: a loop of iterations, not of data
+    (``zip(range(n), loader)`` iterates data)."""
     while isinstance(iterable, cst.Call) and iterable.args:
-        if dotted(iterable.func) in ("range", "trange"):
+        called = (dotted(iterable.func) or "").rsplit(".", 1)[-1]
+        if called in ("range", "trange"):
             return True
+        if called not in ("enumerate", "tqdm", "reversed", "list"):
+            return False
         iterable = iterable.args[0].value
-    return isinstance(iterable, cst.Call) and dotted(iterable.func) in ("range", "trange")
+    return False
 
 
 def _listed(call: cst.Call) -> Optional[set[str]]:

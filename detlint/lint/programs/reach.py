@@ -273,6 +273,8 @@ def _names_in_code(path: Path, word: str, imports: bool = True) -> bool:
             after = tokens[i + 1].string if i + 1 < len(tokens) else ""
             before = prev.string if prev is not None else ""
             if not imports and statement_import:
+                if after == "as":
+                    return True  # `from pkg import Fancy as Up`: used under its alias
                 prev = tok
                 continue  # `from .ccpm import CCPM`: a re-export, no use
             if before in (".", "import") or (before == "," and _in_import(tokens, i)):

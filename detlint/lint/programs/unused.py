@@ -34,6 +34,8 @@ MAX_DEPTH = 4  # subclass levels followed; deeper chains are not judged
 PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod", "setter", "getter"})
 # another file reaching a module's children without their names (nn.Sequential(*net.children()))
 ITERATED_SUBMODULES = r"\b(?:named_)?(?:children|modules)\s*\(|\b_modules\b"
+# an object of the class made without writing its name
+MADE_UNNAMED = re.compile(r"\btype\s*\(\s*self\s*\)\s*\(|\b__class__\s*\(|\bcls\s*\(")
 # a method looked up by a computed name (anything but one plain string: getattr(self, "head_" + kind))
 COMPUTED_GETATTR = re.compile(r"\bgetattr\s*\(\s*self\s*,(?!\s*(['\"])\w*\1\s*[,)])")
 HOOKS = "group:library-hooks"
@@ -118,6 +120,9 @@ class UnusedCode:
         name = function.rsplit(".", 1)[-1]
         if name.startswith("__") and name.endswith("__"):
             return ""  # __init__ and friends are called unnamed
+        cls = function.rsplit(".", 1)[0] if "." in function else None
+        if cls is not None and not self._closed(self.facts, cls, name, set()):
+            return ""  # a library base may call it unnamed (net(x) runs forward with its defaults)
         calls = 0
         for path in {self.here, *self.index.naming_word(name)}:
             lines = _call_lines(path, name)
@@ -130,6 +135,8 @@ class UnusedCode:
                 sites = [s for s in facts.calls if s.line == line and s.target.rsplit(".", 1)[-1] == name]
                 if not sites:
                     return ""  # a call the collector did not keep
+                if cls is not None and any(s.target.endswith(f"{cls}.{name}") for s in sites):
+                    return ""  # Aug.flip(aug, data): the object comes first, positions shift
                 for site in sites:
                     rows = facts.call_args.get(f"{site.line}:{site.col}")
                     if rows is None or not any(keyword == param or (not keyword and position >= 0 and at == position)
@@ -157,23 +164,27 @@ class UnusedCode:
         self._overridden[key] = ""
         kept = self.facts.kept_params.get(f"{cls}.{attr}")
         text = _text(self.here)
-        if not kept or len(re.findall(rf"\bself\.{re.escape(attr)}\s*=(?!=)", text)) != 1 \
-                or set(self.index.matching(rf"\.{re.escape(attr)}\s*=(?!=)|setattr\([^,()]+,\s*['\"]{re.escape(attr)}['\"]")) - {self.here}:
-            return ""
+        setter = rf"setattr\([^,()]+,\s*['\"]{re.escape(attr)}['\"]"
+        assigned = set(self.index.matching(rf"\.{re.escape(attr)}\s*=(?!=)|{setter}")) - {self.here}
+        if not kept or len(re.findall(rf"\bself\.{re.escape(attr)}\s*=(?!=)", text)) != 1 or assigned \
+                or re.search(setter, text) or MADE_UNNAMED.search(text):
+            return ""  # set again, or the class made where its name is not written (type(self)(...))
         param = kept[0]
         default = _false_default(self.facts, f"{cls}.__init__", param)
-        if default is UNSET or not self._never_passed(self.facts, cls, param, 0):
+        if default is UNSET or not self._never_passed(self.facts, cls, param, 0, None):
             return ""
         self._overridden[key] = f"every construction of {cls} leaves {param} at {default!r}"
         return self._overridden[key]
 
-    def _never_passed(self, facts: FileFacts, cls: str, param: str, depth: int) -> bool:
+    def _never_passed(self, facts: FileFacts, cls: str, param: str, depth: int, inherited: Optional[int]) -> bool:
         """No call that makes a ``cls`` passes ``param``, and every project subclass keeps a false
-        default for it (and is made without it)."""
+        default for it (and is made without it). ``inherited``: the parameter's position in the
+        ``__init__`` a subclass without its own inherits."""
         if depth > MAX_DEPTH:
             return False
+        own = f"{cls}.__init__" in facts.functions
         rows = facts.params.get(f"{cls}.__init__")
-        position = next((at for name, at, _ in rows or () if name == param), None)
+        position = next((at for name, at, _ in rows or () if name == param), None) if own else inherited
         for path in {self.here, *self.index.naming_word(cls)}:
             uses = _class_uses(path, cls)
             if uses is None:
@@ -193,9 +204,11 @@ class UnusedCode:
                             for keyword, at, _ in args):
                         return False
             for sub in subclasses:
-                if f"{sub}.__init__" in other.params and _false_default(other, f"{sub}.__init__", param) is UNSET:
-                    return False  # its own __init__ without a false default for it
-                if not self._never_passed(other, sub, param, depth + 1):
+                if f"{sub}.__init__" in other.functions and _false_default(other, f"{sub}.__init__", param) is UNSET:
+                    return False  # its own __init__ without a false default for it (it may set it)
+                if MADE_UNNAMED.search(_text(path)):
+                    return False
+                if not self._never_passed(other, sub, param, depth + 1, position):
                     return False
         return True
 
@@ -272,6 +285,8 @@ def _class_uses(path: Path, cls: str) -> Optional[tuple[list[int], list[str]]]:
             before = tokens[i - 1].string if i else ""
             after = tokens[i + 1].string if i + 1 < len(tokens) else ""
             stripped = tok.line.lstrip()
+            if stripped.startswith(("import ", "from ")) and after == "as":
+                return None  # used under an alias this search does not follow
             if before in ("class", "def") or stripped.startswith(("import ", "from ")):
                 continue
             if stripped.startswith("class ") and before in ("(", ",", "."):

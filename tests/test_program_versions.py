@@ -571,3 +571,38 @@ def test_show_settings_lists_the_programs_of_a_nested_project(tmp_path: Path) ->
     assert shown["programs"]["sub/train.py"] == {"tensorflow-version": "2.4",
                                                  "tensorflow-version-source": "setup.py pins tensorflow==2.4.0"}
     assert "in TF 2.4" in lines_of(run(".", cwd=tmp_path).stdout, "sub/train.py", "DET201")[0]
+
+
+SHIMMED = """\
+import tensorflow as tf
+
+try:
+    scope = tf.variable_scope
+except AttributeError:
+    scope = tf.compat.v1.variable_scope
+if tf.__version__.startswith("1."):
+    sess = tf.Session()
+else:
+    sess = None
+x = tf.cast(mask, tf.float32)  # was tf.to_float(mask)
+model = tf.keras.Sequential([tf.keras.layers.Conv2D(4, 3)])
+model.compile("adam", "mse")
+model.fit(x, y)
+"""
+
+
+def test_compatibility_shims_say_nothing_of_the_version(tmp_path: Path) -> None:
+    """A TF1 name inside a ``try`` that falls back on AttributeError, under ``if tf.__version__``,
+    or in a comment after code runs (or is read) on TF2 as well: it does not make a TF2 program
+    TF 1.15. The same name outside a shim still does."""
+    plain = SHIMMED.replace("try:\n    scope = tf.variable_scope\nexcept AttributeError:\n"
+                            "    scope = tf.compat.v1.variable_scope\n", "scope = tf.variable_scope\n")
+    assert plain != SHIMMED
+    write(tmp_path / "shim", {".git/HEAD": "", "train.py": SHIMMED})
+    write(tmp_path / "plain", {".git/HEAD": "", "train.py": plain})
+    shim = json.loads(run(".", "--show-settings", cwd=tmp_path / "shim").stdout)
+    assert not shim["tensorflow-version"].startswith("1."), shim["tensorflow-version-source"]
+    assert shim["programs"] == {}
+    old = json.loads(run(".", "--show-settings", cwd=tmp_path / "plain").stdout)
+    assert old["tensorflow-version"] == "1.15"
+    assert "tf.variable_scope" in old["tensorflow-version-source"]

@@ -132,12 +132,93 @@ def _search(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
         start = match.start() + 1
 
 
+# an ``except`` that catches a missing name or module: the ``try`` beside it is a compatibility shim
+_FALLBACK_EXCEPT = re.compile(r"except\s*(?::|\(?[\w., ]*\b(?:AttributeError|ImportError|ModuleNotFoundError|"
+                              r"NameError|Exception|BaseException)\b)")
+_BLOCK_START = re.compile(r"(try|except|if|elif|else)\b")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _in_trailing_comment(line: str, column: int) -> bool:
+    """Is ``column`` after a ``#`` outside quotes (``x = tf.cast(m)  # tf.to_float(m)``)?"""
+    quote = ""
+    for i, char in enumerate(line[:column]):
+        if quote:
+            quote = "" if char == quote and line[i - 1] != "\\" else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return True
+    return False
+
+
+def _handlers_fall_back(lines: list[str], start: int, indent: int) -> bool:
+    """Does the ``try`` at ``lines[start]`` have a handler that catches a missing name?"""
+    for line in lines[start + 1:]:
+        if not line.strip():
+            continue
+        if _indent(line) < indent or (_indent(line) == indent and not line.lstrip().startswith(
+                ("except", "else", "finally"))):
+            return False
+        if _indent(line) == indent and _FALLBACK_EXCEPT.match(line.lstrip()):
+            return True
+    return False
+
+
+def _guarded(text: str, position: int) -> bool:
+    """Is the code at ``position`` one side of a compatibility shim: inside a ``try`` (or its
+    handler) that falls back when a name or module is missing, or under ``if`` a framework
+    version test (``tf.__version__``)? Such code runs on the old and the new releases alike and
+    says nothing of the version; so does a name in a comment after code."""
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    line = text[start:end if end >= 0 else len(text)]
+    if _in_trailing_comment(line, position - start):
+        return True
+    lines = text.split("\n")
+    before = lines[:text.count("\n", 0, start)]
+    indent = _indent(line)
+    for number in range(len(before) - 1, -1, -1):
+        above = before[number]
+        if not above.strip() or _indent(above) >= indent:
+            continue
+        indent = _indent(above)
+        head = above.lstrip()
+        block = _BLOCK_START.match(head)
+        if block and block.group(1) == "try" and _handlers_fall_back(lines, number, indent):
+            return True
+        if block and block.group(1) == "except" and _FALLBACK_EXCEPT.match(head):
+            return True
+        if block and block.group(1) in ("if", "elif") and "__version__" in head:
+            return True
+        if block and block.group(1) == "else":
+            opener = next((b.lstrip() for b in reversed(before[:number])
+                           if b.strip() and _indent(b) == indent and not b.lstrip().startswith("else")
+                           and _indent(b) <= indent), "")
+            if opener.startswith(("if", "elif")) and "__version__" in opener:
+                return True
+        if indent == 0:
+            return False
+    return False
+
+
+def _unguarded(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
+    """The first match of ``pattern`` outside compatibility shims."""
+    match = _search(pattern, text)
+    while match is not None and _guarded(text, match.start()):
+        match = pattern.search(text, match.end())
+    return match
+
+
 def file_evidence(text: str, eras: Sequence[Era]) -> list[tuple[Era, str]]:
     """The eras whose patterns ``text`` matches (and no ``unless`` cancels), each with the first
     text it matched, as the settings name it: ``tf.placeholder``."""
     found = []
     for era in eras:
-        match = next((m for m in (_search(p, text) for p in era.patterns) if m), None)
+        match = next((m for m in (_unguarded(p, text) for p in era.patterns) if m), None)
         if match and not any(_search(p, text) for p in era.unless):
             seen = match.group(0)
             # an import statement is named by what it shows, not as run-together words

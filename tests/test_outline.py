@@ -312,3 +312,40 @@ def test_outlines_and_parses_agree_on_which_names_are_factories(tmp_path: Path) 
     assert sorted(from_outline or []) == ["Unet", "Wrapped"]
     facts = linter.facts_of(module)
     assert sorted(n for n, t in facts.exports.items() if t == LOCAL_FUNCTION) == ["Unet", "Wrapped"]
+
+
+REEXPORTED_FACTORY = {
+    "zoo/__init__.py": "from .nets import Unet\nfrom zoo.more import Resnet\nfrom .caps import DIN\n",
+    "zoo/caps.py": FACTORIES.replace("Unet", "DIN"),
+    "zoo/nets.py": FACTORIES,
+    "zoo/more.py": FACTORIES.replace("def Unet(", "def Resnet(").replace("return Unet(n)", "return Resnet(n)")
+                                  .replace("keep(Unet)", "keep(Resnet)"),
+    "train.py": """\
+        import numpy as np
+        from zoo import NAME
+
+        model = NAME(2)
+        model.compile("sgd", "mse")
+        model.fit(np.zeros((4, 2)), np.zeros((4, 2)))
+        """,
+}
+
+
+@pytest.mark.parametrize("name", ["Unet", "Resnet", "DIN"])
+def test_a_factory_a_package_re_exports_is_one_whether_the_package_is_parsed_or_outlined(
+        tmp_path: Path, name: str) -> None:
+    """``from .nets import Unet`` (or an absolute import; or ``DIN``, an all-capitals function, no
+    constant) in a package's ``__init__``: the program
+    that calls ``zoo.Unet(2)`` trains what the factory builds, and says so the same way whether
+    the package was only outlined (the program alone is checked) or parsed in full (the package
+    is checked too, as ``detlint .`` does)."""
+    files = dict(REEXPORTED_FACTORY)
+    files["train.py"] = files["train.py"].replace("NAME", name)
+    write(tmp_path, files)
+    alone = make_linter("2.21", root=tmp_path).run([tmp_path / "train.py"]).diagnostics
+    assert [(d.code, d.line) for d in alone] == [("DET101", 4)]
+    linter = make_linter("2.21", root=tmp_path)
+    both = linter.run([tmp_path / "zoo" / "__init__.py", tmp_path / "train.py"]).diagnostics
+    assert [(Path(d.path).name, d.code, d.line) for d in both] == [("train.py", "DET101", 4)]
+    package = (tmp_path / "zoo" / "__init__.py").resolve()
+    assert linter.facts_of(package).exports[name] == LOCAL_FUNCTION

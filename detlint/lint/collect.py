@@ -2309,9 +2309,13 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
 
     def record_exports(self) -> None:
         """What importing modules take from this one: its aliases and framework classes."""
-        for name in self.aliases:
+        for name, imported in self.aliases.items():
             qual = self.qualify(name)
-            if qual and not qual.startswith("."):
+            # a re-exported factory or framework class stays one for the importer (as an
+            # outline of this module says): ``from .deepfm import DeepFM`` in a package
+            if imported in self.factories or imported in self.framework_classes:
+                self.facts.exports[name] = LOCAL_FUNCTION if imported in self.factories else LOCAL_FRAMEWORK
+            elif qual and not qual.startswith("."):
                 self.facts.exports[name] = qual
         for name in self.facts.classes:
             if self.local_classes.get(name):
@@ -2319,7 +2323,8 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # a Capitalised function, or a name bound to what a call made (``Unet = wrap(_Unet)``):
         # calling it is no constructor of a class of that name
         for name in [*self.facts.functions, *(self.call_bound - set(self.facts.classes))]:
-            if "." not in name and names.factory_name(name) and name not in self.facts.exports:
+            if "." not in name and names.factory_name(name, name in self.facts.functions) \
+                    and name not in self.facts.exports:
                 self.facts.exports[name] = LOCAL_FUNCTION
 
     def drop_dead_branches(self) -> None:

@@ -65,10 +65,11 @@ def within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
-def factory_name(name: str) -> bool:
+def factory_name(name: str, function: bool = False) -> bool:
     """Capitalised like a class (``Unet``, ``ResNet50``), not a constant (``BATCH_SIZE``): a
-    project function or call result of such a name is a factory, not a constructor."""
-    return name[:1].isupper() and not name.isupper()
+    project function or call result of such a name is a factory, not a constructor. A
+    ``def`` is never a constant: an all-capitals function (``def DIN(...)``) is one too."""
+    return name[:1].isupper() and (function or not name.isupper())
 
 
 # names for test or validation data (``test_dataset``, ``x_val``, ``ds_eval``, ``testloader``): what

@@ -60,7 +60,7 @@ class OutlineExports:
         if how.startswith("<"):  # imports (several: one per branch of a backend switch)
             return self._imported(module, how[1:].split("|"), seen)
         if how == "def":
-            return True, LOCAL_FUNCTION if factory_name(name) else None
+            return True, LOCAL_FUNCTION if factory_name(name, function=True) else None
         return how in ("", "~"), None  # a literal: nothing to link; else parse to know
 
     def _imported(self, module: Path, quals: list[str], seen: frozenset[tuple[Path, str]]) -> Guess:
@@ -111,7 +111,7 @@ class OutlineExports:
         if sketch is None:
             return None
         # functions, and names bound by an assignment that is no literal (``Unet = wrap(_Unet)``)
-        return [name for name, how in sketch.bindings if how in ("def", "=") and factory_name(name)]
+        return [name for name, how in sketch.bindings if how in ("def", "=") and factory_name(name, how == "def")]
 
     def _framework(self, qual: str) -> bool:
         return any(within(qual, prefix) for prefix in self.frameworks)

@@ -87,3 +87,20 @@ def test_cached_forms_are_checked_shape_by_shape() -> None:
 def test_long_chains_make_no_form_too_deep_to_keep() -> None:
     source = " or ".join(f'opt.model == "m{i}"' for i in range(40))
     assert form(source) is None
+
+
+def test_a_condition_on_an_argument_as_a_test_of_a_parameter() -> None:
+    """``{eq: bilinear}``, ``{in: [...]}``, ``{ne: ...}`` on ``mode=mode``: decided with the value
+    a caller passes; a condition a form cannot say (a pattern) is not made into one."""
+    from detlint.lint.flow.option_forms import condition_form, describe_condition, form_truth
+    leaf = ["param", "mode", "up"]
+    eq = condition_form(leaf, {"eq": "bilinear", "pos": 1})
+    assert form_truth(eq, {}, {("up", "mode"): "bilinear"}) is True
+    assert form_truth(eq, {}, {("up", "mode"): "nearest"}) is False
+    assert form_truth(eq, {}, {}) is None  # no caller's value known: undecided
+    among = condition_form(leaf, {"in": ["bilinear", "bicubic"]})
+    assert [form_truth(among, {}, {("up", "mode"): v}) for v in ("bicubic", "nearest")] == [True, False]
+    assert form_truth(condition_form(leaf, {"not-in": ["nearest"]}), {}, {("up", "mode"): "area"}) is True
+    assert form_truth(condition_form(leaf, {"gt": 0}), {}, {("up", "mode"): 0}) is False
+    assert condition_form(leaf, {"contains": "bi"}) is None
+    assert describe_condition({"in": ["bilinear", "bicubic"]}) == "is one of 'bilinear', 'bicubic'"

@@ -24,9 +24,10 @@ from detlint.lint.conditions import (MISSING, Ref, argument, bool_condition, bou
                                      known_text, literal, matched_argument)
 from detlint.lint.flow.data_batches import batch_only_ops, loader_constructor
 from detlint.lint.flow.call_values import CallValues
+from detlint.lint.flow.passed_values import PassedValues
 from detlint.lint.flow.handed_functions import HandedFunctions
 from detlint.lint.flow.default_branches import default_truth, test_form
-from detlint.lint.flow.option_forms import form_options, form_params, plain_value
+from detlint.lint.flow.option_forms import all_of, form_options, form_params, plain_value
 from detlint.lint.flow.index_shapes import one_index_per_row
 from detlint.lint.flow.optimised_inputs import input_optimisers
 from detlint.lint.flow.manual_updates import GRADIENT_STEP, assigned_step, augmented_step, mapped_step
@@ -113,7 +114,7 @@ def parse_noqa(source: str) -> tuple[dict[int, Optional[frozenset[str]]], bool]:
     return out, bool(FILE_NOQA_RE.search(source))
 
 
-class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
+class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
     def __init__(self, kb: KnowledgeBase, facts: FileFacts, source: str = "",
                  links: Optional[dict[str, str]] = None, spans: Optional[dict[cst.CSTNode, Span]] = None) -> None:
         """``spans``: every node's position (``positions.positions`` of the module visited)."""
@@ -230,6 +231,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         # when this file passes the parameter by keyword anywhere
         self.pending_parameters: list[str] = []
         self.default_judged: dict[int, str] = {}
+        # tests of the enclosing function's parameters a match waits on (Hit.needs), for the hit
+        # being made: ``nn.Upsample(mode=mode)`` holds where a caller passes mode="bilinear"
+        self.pending_needs: list[list[Any]] = []
         # (scope, name) -> the values assigned to a plain name there so far (referenced_names
         # follows them: a seed computed from the clock a few lines before it is used)
         self.local_values: dict[tuple[Optional[str], str], list[cst.BaseExpression]] = {}
@@ -451,7 +455,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 self.pending_parameters.append(node.value)
                 return f"when {node.value} keeps its default {default!r}"
         if holds or wanted is None or (value is not UNKNOWN and not isinstance(value, Ref)):
-            return None
+            return self.parameter_note(node, cond, value, holds)
         computed = self.computed_note(node, cond, value, holds)
         if computed is not None:
             return computed
@@ -465,8 +469,9 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         """``shuffle=(mode == "train")``, ``shuffle=not opt.serial_batches``: a boolean the program
         computes. The condition holds for some runs: say for which."""
         wanted = bool_condition(cond)
-        if not holds and wanted is not None and (value is UNKNOWN or isinstance(value, Ref)) \
-                and isinstance(node, cst.Name) and self.depth:
+        if wanted is None:
+            return self.parameter_note(node, cond, value, holds)
+        if not holds and (value is UNKNOWN or isinstance(value, Ref)) and isinstance(node, cst.Name) and self.depth:
             # `shuffle_flag = True` on one branch, False on others: the runs that take that branch
             if any(check(cond, v) for v in self.local_literals(node.value)):
                 return f"when {node.value} is {wanted}"
@@ -570,7 +575,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
             self.facts.hits.append(Hit(owner, index, api, line, col, end_line, end_col, self.current_scope, detail,
                                        arg_ref, arg_span, self.version_guards > 0, at,
                                        bool(self.display_calls) or self.formatted > 0 or self._draws_a_seed(node),
-                                       self.off_default > 0, worker_side))
+                                       self.off_default > 0, worker_side, all_of(self.pending_needs)))
             held = self.bound_to.get(id(node)) if owner.startswith("group:") and self.current_scope not in (
                 None, MAIN_GUARD) else None  # a module-level name may be read where it is imported
             if held is not None:  # uid = random.randint(...): is it only ever printed?
@@ -583,6 +588,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
         for param in self.pending_parameters:
             self.default_judged[id(self.facts.hits[-1])] = param
         self.pending_parameters = []
+        self.pending_needs = []
         if owner.startswith("op:") and self.no_grad and self.kb.ops[owner[3:]].phase == "backprop":
             self.facts.off_gradient.append((line, col))  # built or run where no gradient is taken
         if isinstance(node, cst.Call) and owner.startswith("op:") and self.kb.ops[owner[3:]].phase == "backprop":
@@ -1705,7 +1711,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                     continue
                 detail = ""
                 if call is not None and matcher.kwargs:
-                    self.pending_defaults, self.pending_parameters = [], []
+                    self.pending_defaults, self.pending_parameters, self.pending_needs = [], [], []
                     found = check_kwargs(given, matcher.kwargs, self.value, self.qualify,
                                          self.argument_note if owner.startswith("rule:") else self.computed_note,
                                          self.origin_of, self.bound_values)
@@ -1762,7 +1768,7 @@ class Collector(CallValues, HandedFunctions, cst.CSTVisitor):
                 continue
             detail = ""
             if matcher.kwargs:
-                self.pending_defaults, self.pending_parameters = [], []
+                self.pending_defaults, self.pending_parameters, self.pending_needs = [], [], []
                 found = check_kwargs(node, matcher.kwargs, self.value, self.qualify,
                                      self.argument_note if owner.startswith("rule:") else self.computed_note,
                                      self.origin_of, self.bound_values)

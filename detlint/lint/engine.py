@@ -745,6 +745,11 @@ class Linter:
                      if all(p == here for p in self.import_index.naming_word(word))}
             facts = replace(facts, hits=[h for h in facts.hits if not any(
                 (h.line, h.col) == (line, col) and note in h.detail for line, col, note in unset)])
+        if any(h.needs is not None for h in facts.hits):  # a match only where a caller passes its value
+            here = real(path)
+            runs = ([program] if program is not None else []) + self.programs_reaching(path)
+            held = {id(th.hit) for p in runs for th in p.trace if th.path == here}
+            facts = replace(facts, hits=[h for h in facts.hits if h.needs is None or id(h) in held])
         if self.not_training(path) or not any(h.owner.startswith(("op:", "rule:")) for h in facts.hits):
             return self.evaluator.file_diagnostics(display, facts, trains, training, program)
         own = program is not None and training

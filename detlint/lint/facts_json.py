@@ -141,17 +141,18 @@ def load_facts(data: bytes, key: str) -> FileFacts:
 def _hit_row(h: Hit) -> list[Any]:
     return [h.owner, h.index, h.api, h.line, h.col, h.end_line, h.end_col, h.scope, h.detail,
             h.arg_ref, list(h.arg_span) if h.arg_span is not None else None, h.version_guarded,
-            list(h.at) if h.at is not None else None, h.displayed, h.off_by_default, h.worker_side]
+            list(h.at) if h.at is not None else None, h.displayed, h.off_by_default, h.worker_side, h.needs]
 
 
 def _hit(row: Any) -> Hit:
-    row = _list(row, 16)
+    row = _list(row, 17)
     line, col, end_line, end_col = _span(row[3:7])
     return Hit(owner=_str(row[0]), index=_count(row[1]), api=_str(row[2]), line=line, col=col,
                end_line=end_line, end_col=end_col, scope=_opt_str(row[7]), detail=_str(row[8]),
                arg_ref=_opt_str(row[9]), arg_span=None if row[10] is None else _span(row[10]),
                version_guarded=_bool(row[11]), at=None if row[12] is None else _span(row[12]),
-               displayed=_bool(row[13]), off_by_default=_bool(row[14]), worker_side=_bool(row[15]))
+               displayed=_bool(row[13]), off_by_default=_bool(row[14]), worker_side=_bool(row[15]),
+               needs=None if row[16] is None else _form(row[16]))
 
 
 def _scope(row: Any) -> tuple[str, int, int, int, int]:

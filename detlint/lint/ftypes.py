@@ -82,6 +82,9 @@ class Hit:
     # in a method a data loader's workers run (a torch dataset's __getitem__): the main process's
     # draw only where the program itself runs that method (a loader without workers, a direct call)
     worker_side: bool = False
+    # a test of the enclosing function's parameters that must hold for the match (a form,
+    # flow/option_forms.py): ``nn.Upsample(mode=mode)`` matches where a caller passes "bilinear"
+    needs: Optional[list[Any]] = field(default=None, compare=False)  # a list: kept out of the hash
 
     @property
     def span(self) -> tuple[int, int, int, int]:

@@ -132,3 +132,15 @@ def test_form(test: cst.BaseExpression, option_default: OptionDefault, option_re
     scope = param_of(node)
     return ["param", node.value, scope] if scope and isinstance(node, cst.Name) else None
 
+
+
+def replicates(values: list[cst.BaseExpression], name: str) -> bool:
+    """Is every value bound to ``name`` the name's own value repeated into a list (``modes =
+    [modes] * n_scales``)? Then any element of it is what was passed."""
+    def repeated(node: cst.BaseExpression) -> bool:
+        node = _bare(node)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            return repeated(node.left) or repeated(node.right)
+        return isinstance(node, (cst.List, cst.Tuple)) and len(node.elements) == 1 \
+            and isinstance(_bare(node.elements[0].value), cst.Name) and _bare(node.elements[0].value).value == name
+    return bool(values) and all(repeated(value) for value in values)

@@ -76,3 +76,44 @@ def form_value(form: Form, defaults: dict[str, Any], params: Optional[dict[tuple
 def plain_value(value: Any) -> bool:
     """A value a cache entry keeps as it is (JSON)."""
     return value is None or isinstance(value, (bool, int, float, str))
+
+
+_CONDITION_OPS = {"eq": "==", "ne": "!=", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+def condition_form(leaf: Form, spec: dict[str, Any]) -> Optional[Form]:
+    """A knowledge-base condition on an argument (``{eq: bilinear}``, ``{in: [a, b]}``) as a
+    test of ``leaf`` (a parameter's form), or None when it asks something a form cannot say."""
+    parts: list[Form] = []
+    for key, value in spec.items():
+        if key in ("pos", "default"):
+            continue  # where the argument is, and what a missing one means: not about a given value
+        if key in _CONDITION_OPS and plain_value(value):
+            parts.append(["cmp", _CONDITION_OPS[key], leaf, ["lit", value]])
+        elif key in ("in", "not-in") and isinstance(value, list) and value and all(map(plain_value, value)):
+            tests = [["cmp", "==" if key == "in" else "!=", leaf, ["lit", item]] for item in value]
+            parts.append(_joined("or" if key == "in" else "and", tests))
+        else:
+            return None
+    return _joined("and", parts) if parts else None
+
+
+def all_of(forms: list[Form]) -> Optional[Form]:
+    """The forms joined by ``and`` (None when there are none)."""
+    return _joined("and", forms) if forms else None
+
+
+def _joined(kind: str, forms: list[Form]) -> Form:
+    out = forms[0]
+    for form in forms[1:]:
+        out = [kind, out, form]
+    return out
+
+
+def describe_condition(spec: dict[str, Any]) -> str:
+    """``is 'bilinear'``, ``is one of 'bilinear', 'bicubic'``: what a condition asks of a value."""
+    words = {"eq": "is", "ne": "is not", "gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+    said = [f"{words[k]} {v!r}" for k, v in spec.items() if k in words]
+    said += [f"is {'not ' if k == 'not-in' else ''}one of {', '.join(map(repr, v))}"
+             for k, v in spec.items() if k in ("in", "not-in")]
+    return " and ".join(said)

@@ -541,6 +541,7 @@ class ProgramBuilder:
         # done again when the default path reaches the same function)
         visited: dict[tuple[Path, Optional[str], Receiver, Bindings], bool] = {}
         reached: dict[int, OffDefault] = {}  # id(hit) -> None once the default path reached it
+        held: set[int] = set()  # hits with a test of their function's parameters (Hit.needs) that held
         touched: list[Path] = []
         tested: dict[tuple[int, Optional[str]], set[str]] = {}
         configs_read: set[Path] = set()
@@ -587,6 +588,7 @@ class ProgramBuilder:
             if key not in tested:
                 forms = [form for form, *_ in facts.option_tests]
                 forms += [form for rows in facts.call_args.values() for _, _, form in rows if form is not None]
+                forms += [hit.needs for hit in facts.hits if hit.needs is not None]
                 tested[key] = {name for form in forms for function, name in form_params(form) if function == scope}
             return tested[key]
 
@@ -901,6 +903,12 @@ class ProgramBuilder:
             for line, col, _, event in events:
                 here = anchor or (line, col)
                 if isinstance(event, Hit):
+                    if event.needs is not None:  # a match only where the caller passes a value that makes it
+                        known = {k: v for k, v in options.items() if k not in unsettled}
+                        if form_truth(event.needs, known, {(scope, n): v for n, v in bindings} if scope else None):
+                            held.add(id(event))
+                        else:
+                            continue
                     # a hit on a branch the options or the caller's arguments rule out
                     ruled_out = (path, line) if optional is None and ((facts.option_tests and off_by_options(
                         facts, line, col, scope, bindings)) or (facts.flag_tests and self.flag_off(
@@ -962,6 +970,8 @@ class ProgramBuilder:
             if facts is None:
                 continue
             for hit in facts.hits + [h for h in facts.worker_hits if id(h) in reached]:
+                if hit.needs is not None and id(hit) not in held:
+                    continue  # no call of its function passes what makes it a match
                 ordered = id(hit) in reached
                 if path != program.entry and hit.scope == MAIN_GUARD:
                     continue  # another script's main guard never runs in this program

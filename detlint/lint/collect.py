@@ -43,7 +43,7 @@ from detlint.lint.flow.layerflow import INPUT_STAGE, STACK, TRAINABLE, LayerFlow
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.positions import Span, positions
 from detlint.lint.walk import walk
-from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
+from detlint.lint.ftypes import LOCAL_FRAMEWORK, LOCAL_FUNCTION, LOCAL_OTHER, LOCAL_RETURNS, UNKNOWN, CallSite, FileFacts, Hit, Ref, quiet_compile
 from detlint.lint.programs.program import CONFIGURED, EVALUATED, MAIN_GUARD, MERGED, SPELLED, TABLE_ITEM
 from detlint.knowledge.kb import Condition, KnowledgeBase
 
@@ -132,7 +132,12 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
         # names of project modules this file imports, as it spells them, and what they really are
         # (``pkg.backend.keras`` -> ``tensorflow.keras``); classes that derive from a framework class
         links = links or {}
-        self.links = {name: target for name, target in links.items() if target not in (LOCAL_FRAMEWORK, LOCAL_FUNCTION)}
+        self.links = {name: target for name, target in links.items()
+                      if target not in (LOCAL_FRAMEWORK, LOCAL_FUNCTION) and not target.startswith(LOCAL_RETURNS)}
+        # project functions another module defines that make a framework object (LOCAL_RETURNS)
+        self.makers = {name: target[len(LOCAL_RETURNS):] for name, target in links.items()
+                       if target.startswith(LOCAL_RETURNS)}
+        self.return_kinds: dict[str, list[Optional[str]]] = {}  # this file's functions: what each return makes
         self.framework_classes = {name for name, target in links.items() if target == LOCAL_FRAMEWORK}
         self.factories = {name for name, target in links.items() if target == LOCAL_FUNCTION}
         self.star_modules: list[str] = []
@@ -288,6 +293,12 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
                 return ".".join([target, *parts[cut:]])
         return qual
 
+    def methods_matched(self, qual: str) -> bool:
+        """Does the knowledge base match methods of the class ``qual`` by its name
+        (``tf.estimator.Estimator.train``)? Then what a project function returns of it matters."""
+        prefix = qual + "."
+        return any(name.startswith(prefix) for name in self.kb.index["call"])
+
     def is_framework_name(self, qual: str) -> bool:
         return qual == LOCAL_FRAMEWORK or any(names.within(qual, p) for p in self.framework_imports)
 
@@ -302,6 +313,8 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
             if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Call):
                 return self.type_of(inner.value)
             name = dotted(inner)
+            if name in self.facts.made_types:  # a function of this file, walked already
+                return self.facts.made_types[name]
             if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) \
                     and self._in_group(RETURNS_RECEIVER, self.qualify(name), node):
                 return self.type_of(inner.value)  # group = parser.add_argument_group("model")
@@ -314,6 +327,8 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
                 return None
             if qual in self.framework_classes:
                 return LOCAL_FRAMEWORK  # a project class (keras.Model subclass) of another module
+            if qual in self.makers:  # est = build_estimator(cfg): what the project function makes
+                return self.makers[qual]
             if qual in self.factories:
                 return None  # `model = Unet(1)`: a project function, whatever it returns
             qual = names.candidates(qual)[0]
@@ -727,7 +742,7 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
     def _star_links(self, base: str, node: cst.CSTNode) -> None:
         """``from ops import *`` of a project module: its names (``tf``, ``conv``) become this file's."""
         prefix = names.member(base, "")
-        for key in [*self.links, *self.framework_classes, *self.factories]:
+        for key in [*self.links, *self.framework_classes, *self.factories, *self.makers]:
             name = key[len(prefix):] if key.startswith(prefix) else ""
             if name and "." not in name:
                 self.aliases[name] = key
@@ -845,6 +860,10 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
             if self.returns and all(self.returns):
                 self.facts.stopped.append(scope)
             self.judge_sinks([scope], original_node.body.body, module=False)
+            kinds = self.return_kinds.get(scope, [])
+            if kinds and kinds[0] is not None and all(kind == kinds[0] for kind in kinds) \
+                    and self.methods_matched(kinds[0]):
+                self.facts.made_types[scope] = kinds[0]  # every return makes one such framework class
             if self.tape_facts.get(scope, set()) == {"tape", "applies"}:
                 self.facts.off_gradient.extend(self.untaped.get(scope, ()))
 
@@ -1011,6 +1030,10 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
         if self.top_function is not None and self.depth == self.top_depth:
             self.returns.append(node.value is not None and training_branches.returns_stopped(
                 node.value, self.stopped_names, self.is_stop))
+        if self.top_function is not None and self.depth == self.top_depth and self.current_scope is not None:
+            kind = self.type_of(node.value) if node.value is not None else None
+            self.return_kinds.setdefault(self.current_scope, []).append(
+                kind if kind and kind != LOCAL_FRAMEWORK and self.is_framework_name(kind) else None)
         if self.current_scope is not None:  # return model_creator: a factory of project code
             refs = self.project_functions(node.value)
             table = self.table_read(node.value)
@@ -2319,13 +2342,18 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
             qual = self.qualify(name)
             # a re-exported factory or framework class stays one for the importer (as an
             # outline of this module says): ``from .deepfm import DeepFM`` in a package
-            if imported in self.factories or imported in self.framework_classes:
+            if imported in self.makers:
+                self.facts.exports[name] = LOCAL_RETURNS + self.makers[imported]
+            elif imported in self.factories or imported in self.framework_classes:
                 self.facts.exports[name] = LOCAL_FUNCTION if imported in self.factories else LOCAL_FRAMEWORK
             elif qual and not qual.startswith("."):
                 self.facts.exports[name] = qual
         for name in self.facts.classes:
             if self.local_classes.get(name):
                 self.facts.exports[name] = LOCAL_FRAMEWORK
+        for name, kind in self.facts.made_types.items():
+            if "." not in name:
+                self.facts.exports[name] = LOCAL_RETURNS + kind
         # a Capitalised function, or a name bound to what a call made (``Unet = wrap(_Unet)``):
         # calling it is no constructor of a class of that name
         for name in [*self.facts.functions, *(self.call_bound - set(self.facts.classes))]:

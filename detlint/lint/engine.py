@@ -24,7 +24,7 @@ from detlint.knowledge.kb import KnowledgeBase
 from detlint.lint.programs.links import OutlineExports, link_in_order, links_for
 from detlint.lint.names import EXTERNAL_MODULES
 from detlint.lint.files.notebook import NOT_TEXT, Notebook, NotebookError
-from detlint.lint.programs.outline import Outline, kb_tokens, outline, provider_tokens
+from detlint.lint.programs.outline import Outline, kb_tokens, maker_tokens, outline, provider_tokens
 from detlint.lint.programs import console_scripts
 from detlint.lint.programs.config_targets import config_targets
 from detlint.lint.programs.program import MAIN_GUARD, MAX_IMPORT_DEPTH, ModuleResolver, Program, ProgramBuilder, TraceHit
@@ -186,6 +186,7 @@ class Linter:
         self.builder.resolver.path_folders = self.path_folders
         self._outlines: dict[Path, Optional[Outline]] = {}
         self._tokens: Optional[frozenset[str]] = None
+        self._makers: Optional[frozenset[str]] = None  # outline.maker_tokens
         self._imported_neighbours: dict[Path, list[Path]] = {}  # folder -> its modules the project imports
         self.marker_owners = {f"group:{n}" for n, g in self.kb.groups.items() if g.marks_entry}
         self._settling: set[Path] = set()  # files whose switch fixes are being settled (fix/raising.py)
@@ -393,7 +394,9 @@ class Linter:
             return self._facts.get(real(module), found)
 
         frameworks = self.kb.groups["frameworks"].imports if "frameworks" in self.kb.groups else ()
-        guess = OutlineExports(self._known_exports, self.outline_of, self.builder.resolver, frameworks)
+        if self._makers is None:
+            self._makers = maker_tokens(self.kb)
+        guess = OutlineExports(self._known_exports, self.outline_of, self.builder.resolver, frameworks, self._makers)
         links = links_for(path, facts, self.builder.resolver, exporter, frameworks, guess.export_of, guess.factories)
         if first or not links:
             return first

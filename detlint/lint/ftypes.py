@@ -42,6 +42,9 @@ LOCAL_OTHER = "<local class>"  # an object of a project class that derives from 
 # ... and as a project function with a Capitalised name (``def Unet(...)``, a model factory): a
 # call of it is not a constructor, whatever its name looks like
 LOCAL_FUNCTION = "<local function>"
+# ... and as a project function every return of which makes one framework class, followed by
+# that class (``"<returns> tensorflow.estimator.Estimator"``): a call of it makes such an object
+LOCAL_RETURNS = "<returns> "
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,9 @@ class FileFacts:
     # function -> the project functions and classes it returns as values (a factory choosing a
     # model class): calling its result runs one of them
     returns: dict[str, list[str]] = field(default_factory=dict)
+    # function -> the framework class every return of it makes (``return tf.estimator.Estimator(
+    # model_fn, config=config)``): what calling it gives, as the constructor would
+    made_types: dict[str, str] = field(default_factory=dict)
     # (line, col) of ops whose value feeds no gradient target of their block (gradients.py)
     off_gradient: list[tuple[int, int]] = field(default_factory=list)
     # module-level dicts of project functions (`MODELS = {"unet": unet}`, `MODELS["fcn"] = fcn.fcn_8`):

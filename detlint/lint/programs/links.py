@@ -35,8 +35,11 @@ class OutlineExports:
 
     def __init__(self, exports_of: Callable[[Path], Optional[dict[str, str]]],
                  outline_of: Callable[[Path], Optional[Outline]], resolver: ModuleResolver,
-                 frameworks: Sequence[str]) -> None:
+                 frameworks: Sequence[str], makers: frozenset[str] = frozenset()) -> None:
         self.exports_of = exports_of  # a parsed, linked module's exports (None: not parsed)
+        # classes whose methods the knowledge base matches (``Estimator`` of Estimator.train): a
+        # function of a module that names one may return such an object; parse it to know
+        self.makers = makers
         self.outline_of = outline_of
         self.resolver = resolver
         self.frameworks = frameworks
@@ -60,6 +63,8 @@ class OutlineExports:
         if how.startswith("<"):  # imports (several: one per branch of a backend switch)
             return self._imported(module, how[1:].split("|"), seen)
         if how == "def":
+            if self.makers & sketch.mentions:
+                return False, None  # it may make an object whose methods matter: parse to know
             return True, LOCAL_FUNCTION if factory_name(name, function=True) else None
         return how in ("", "~"), None  # a literal: nothing to link; else parse to know
 

@@ -239,6 +239,17 @@ def kb_tokens(kb: "KnowledgeBase") -> frozenset[str]:
     return frozenset(out - {"update", "setdefault"})  # dict methods; environ's are found by name
 
 
+def maker_tokens(kb: "KnowledgeBase") -> frozenset[str]:
+    """Classes (last names) whose methods the knowledge base matches by the class's name
+    (``tf.estimator.Estimator.train``): a project function may return such an object."""
+    out = set()
+    for name in kb.index.get("call", {}):
+        parts = name.split(".")
+        if len(parts) >= 3 and parts[-2][:1].isupper() and parts[-1][:1].islower():
+            out.add(parts[-2])
+    return frozenset(out)
+
+
 def provider_tokens(kb: "KnowledgeBase") -> frozenset[str]:
     """Tokens of the groups program rules look for anywhere in a program (a seed call, a
     determinism switch, a backend setting): a module that mentions one is parsed even when its

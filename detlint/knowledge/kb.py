@@ -329,6 +329,20 @@ class KnowledgeBase:
     # framework -> the top-level modules whose import makes a file that framework's code (the
     # imports of its `frameworks` group): they gate its rules' method-name matches
     framework_modules: dict[str, frozenset[str]] = field(default_factory=dict)
+    _method_classes: Optional[frozenset[str]] = field(default=None, repr=False, compare=False)
+
+    def method_classes(self) -> frozenset[str]:
+        """The classes whose methods a call matcher names through the class
+        (``tensorflow.estimator.Estimator`` of ``tf.estimator.Estimator.train``): what a project
+        function returns of one of them matters to its callers."""
+        if self._method_classes is None:
+            found = set()
+            for name in self.index.get("call", {}):
+                parts = name.split(".")
+                if len(parts) >= 3 and parts[-2][:1].isupper() and parts[-1][:1].islower():
+                    found.add(".".join(parts[:-1]))
+            self._method_classes = frozenset(found)
+        return self._method_classes
 
     def owner_matchers(self, owner: str) -> list[Matcher]:
         kind, _, key = owner.partition(":")

@@ -293,12 +293,6 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
                 return ".".join([target, *parts[cut:]])
         return qual
 
-    def methods_matched(self, qual: str) -> bool:
-        """Does the knowledge base match methods of the class ``qual`` by its name
-        (``tf.estimator.Estimator.train``)? Then what a project function returns of it matters."""
-        prefix = qual + "."
-        return any(name.startswith(prefix) for name in self.kb.index["call"])
-
     def is_framework_name(self, qual: str) -> bool:
         return qual == LOCAL_FRAMEWORK or any(names.within(qual, p) for p in self.framework_imports)
 
@@ -862,7 +856,7 @@ class Collector(CallValues, HandedFunctions, PassedValues, cst.CSTVisitor):
             self.judge_sinks([scope], original_node.body.body, module=False)
             kinds = self.return_kinds.get(scope, [])
             if kinds and kinds[0] is not None and all(kind == kinds[0] for kind in kinds) \
-                    and self.methods_matched(kinds[0]):
+                    and kinds[0] in self.kb.method_classes():
                 self.facts.made_types[scope] = kinds[0]  # every return makes one such framework class
             if self.tape_facts.get(scope, set()) == {"tape", "applies"}:
                 self.facts.off_gradient.extend(self.untaped.get(scope, ()))

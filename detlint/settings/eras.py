@@ -168,7 +168,7 @@ def _handlers_fall_back(lines: list[str], start: int, indent: int) -> bool:
     return False
 
 
-def _guarded(text: str, position: int) -> bool:
+def _guarded(text: str, position: int, lines: list[str]) -> bool:
     """Is the code at ``position`` one side of a compatibility shim: inside a ``try`` (or its
     handler) that falls back when a name or module is missing, or under ``if`` a framework
     version test (``tf.__version__``)? Such code runs on the old and the new releases alike and
@@ -178,7 +178,6 @@ def _guarded(text: str, position: int) -> bool:
     line = text[start:end if end >= 0 else len(text)]
     if _in_trailing_comment(line, position - start):
         return True
-    lines = text.split("\n")
     before = lines[:text.count("\n", 0, start)]
     indent = _indent(line)
     for number in range(len(before) - 1, -1, -1):
@@ -208,7 +207,8 @@ def _guarded(text: str, position: int) -> bool:
 def _unguarded(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
     """The first match of ``pattern`` outside compatibility shims."""
     match = _search(pattern, text)
-    while match is not None and _guarded(text, match.start()):
+    lines: list[str] = text.split("\n") if match is not None else []  # once per file and pattern
+    while match is not None and _guarded(text, match.start(), lines):
         match = pattern.search(text, match.end())
     return match
 

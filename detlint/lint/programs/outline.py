@@ -240,14 +240,9 @@ def kb_tokens(kb: "KnowledgeBase") -> frozenset[str]:
 
 
 def maker_tokens(kb: "KnowledgeBase") -> frozenset[str]:
-    """Classes (last names) whose methods the knowledge base matches by the class's name
-    (``tf.estimator.Estimator.train``): a project function may return such an object."""
-    out = set()
-    for name in kb.index.get("call", {}):
-        parts = name.split(".")
-        if len(parts) >= 3 and parts[-2][:1].isupper() and parts[-1][:1].islower():
-            out.add(parts[-2])
-    return frozenset(out)
+    """The last names of ``kb.method_classes()`` (``Estimator``): a project function of a module
+    that names one may return such an object."""
+    return frozenset(qual.rsplit(".", 1)[-1] for qual in kb.method_classes())
 
 
 def provider_tokens(kb: "KnowledgeBase") -> frozenset[str]:
